@@ -1,0 +1,55 @@
+# mnemo: make help lists every target.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+UV := $(VENV)/bin/uv
+export PYTHONPATH := $(CURDIR)/libs:$(CURDIR)
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: help install run test test-unit test-integration test-kafka lint format kafka-up kafka-down \
+        run-distributed bench clean
+
+help: ## Show this help
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
+	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check uv
+	$(UV) pip install -p $(PY) -q -e ".[dev,kafka]"
+	touch $@
+
+install: $(VENV)/.installed ## Create .venv and install mnemo with dev and kafka extras
+
+run: install ## Start mnemo on its embedded default (Postgres, workers, gateway) on 127.0.0.1:8080
+	$(VENV)/bin/mnemo serve
+
+test: install ## Run the whole suite: unit, integration (embedded Postgres) and Kafka (real broker)
+	bash scripts/test.sh
+
+test-unit: install ## Unit tests only (no network, no database)
+	$(PY) -m pytest tests/unit -q
+
+lint: install ## ruff (lint + format check) and mypy
+	$(VENV)/bin/ruff check libs services tests bench
+	$(VENV)/bin/ruff format --check libs services tests bench
+	$(VENV)/bin/mypy
+
+format: install ## Format and auto-fix with ruff
+	$(VENV)/bin/ruff format libs services tests bench
+	$(VENV)/bin/ruff check --fix libs services tests bench
+
+kafka-up: ## Start the local Kafka broker (KRaft, 127.0.0.1:9092) from Maven Central jars
+	bash deploy/kafka/kafka.sh up
+
+kafka-down: ## Stop the local Kafka broker
+	bash deploy/kafka/kafka.sh down
+
+bench: install ## Run the benchmarks and print one table of figures
+	$(PY) -m bench.run
+
+clean: ## Remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,56 @@
+"""The gateway application: Engram v1 REST API (plus documented mnemo extensions)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from mnemo.api.limits import BodySizeLimit
+from mnemo.api.problems import install_problem_handlers
+from mnemo.api.routes import auth, groups, health, memories, runs, users
+from mnemo.engine.engine import Engine
+from mnemo.settings import Settings
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+DESCRIPTION = """\
+A drop-in replacement for the Engram v1 REST API: the `weaviate-engram` SDK works by
+changing only `base_url` and `api_key`. Every error is an RFC 7807
+`application/problem+json` document. Operations tagged **mnemo extensions** are not part
+of Engram v1: list, history, hard erase, user erasure, run long-poll (`?wait=`) and retry,
+group configuration, health and metrics.
+"""
+
+
+class UnsafeConfiguration(RuntimeError):
+    """Settings that would expose an unauthenticated API beyond this machine."""
+
+
+def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
+    """The gateway. Without `engine` the app starts (and stops) its own in its lifespan."""
+    if settings.auth_disabled and settings.host not in LOOPBACK_HOSTS:
+        raise UnsafeConfiguration(
+            f"auth_disabled requires a loopback host (got {settings.host!r}); "
+            "create a key with `mnemo keys create` instead"
+        )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = engine is None
+        app.state.engine = engine or await Engine.start(settings)
+        try:
+            yield
+        finally:
+            if owned:
+                await app.state.engine.close()
+
+    app = FastAPI(title="mnemo", version="1.0.0", description=DESCRIPTION, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.engine = engine
+    for module in (memories, runs, groups, auth, users, health):
+        app.include_router(module.router)
+    install_problem_handlers(app)
+    app.add_middleware(BodySizeLimit, max_body_bytes=settings.max_body_bytes)
+    return app

@@ -1,0 +1,43 @@
+"""Engram v1 group listing, plus mnemo's group configuration extensions."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+
+from mnemo.api.deps import EngineDep, ProjectDep
+from mnemo.api.schemas import GroupList, GroupSummary
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.requests import GroupDocument
+
+router = APIRouter(prefix="/v1/groups", tags=["groups"])
+
+GroupName = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-\.]{0,63}$")]
+
+
+@router.get("", response_model=GroupList)
+async def list_groups(engine: EngineDep, project: ProjectDep) -> GroupList:
+    """The project's groups and their topics (the `default` group always exists)."""
+    groups = await engine.list_groups(project)
+    return GroupList(groups=[GroupSummary.of(g) for g in groups])
+
+
+@router.get("/{name}", response_model=GroupConfig, tags=["mnemo extensions"])
+async def get_group(name: GroupName, engine: EngineDep, project: ProjectDep) -> GroupConfig:
+    """mnemo extension: a group's full configuration, pipeline included."""
+    return await engine.group(project, name)
+
+
+@router.put("/{name}", response_model=GroupConfig, tags=["mnemo extensions"])
+async def put_group(
+    name: GroupName, body: GroupDocument, engine: EngineDep, project: ProjectDep
+) -> GroupConfig:
+    """mnemo extension: create or replace a group from `{template}` or `{topics, pipeline}`.
+
+    The document is the JSON equivalent of a group YAML file.
+    """
+    document = body.model_dump(exclude_none=True)
+    if not document.get("description"):
+        document.pop("description", None)
+    return await engine.put_group(project, name, document)

@@ -1,0 +1,36 @@
+"""Liveness, readiness and Prometheus metrics; none of them needs a key."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+
+from mnemo.api.deps import EngineDep
+from mnemo.api.problems import problem_response
+from mnemo.api.schemas import Health
+
+router = APIRouter(tags=["mnemo extensions"])
+
+
+@router.get("/healthz", response_model=Health)
+async def healthz() -> Health:
+    """The process is up."""
+    return Health(status="ok")
+
+
+@router.get("/readyz", response_model=Health, responses={503: {"description": "DB unreachable"}})
+async def readyz(engine: EngineDep) -> Health | Response:
+    """The database answers."""
+    try:
+        async with engine.database.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except Exception as exc:  # any failure means "not ready"
+        return problem_response(503, f"database unreachable: {type(exc).__name__}")
+    return Health(status="ready")
+
+
+@router.get("/metrics", response_class=Response)
+async def metrics() -> Response:
+    """Prometheus exposition of the engine's and gateway's metrics."""
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

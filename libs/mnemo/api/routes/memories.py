@@ -1,0 +1,97 @@
+"""Engram v1 memory routes, plus mnemo's list, history and hard-erase extensions."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from mnemo.api.deps import EngineDep, ProjectDep
+from mnemo.api.schemas import AddBody, AddResponse, ListBody, MemoryHistory, MemoryOut, MemoryPage
+from mnemo.domain.requests import SearchRequest
+
+router = APIRouter(prefix="/v1/memories", tags=["memories"])
+
+UserQuery = Annotated[
+    str | None, Query(max_length=256, description="Owner of user-scoped memories")
+]
+GroupQuery = Annotated[str | None, Query(max_length=64, description="Group; default 'default'")]
+
+
+@router.post("", response_model=AddResponse, response_model_exclude_none=True)
+async def add_memories(body: AddBody, engine: EngineDep, project: ProjectDep) -> AddResponse:
+    """Record an add durably and start its pipeline run; poll the run for results."""
+    run = await engine.add(project, body)
+    return AddResponse(run_id=run.run_id, status=run.status, error=run.error)
+
+
+@router.post("/search", response_model=MemoryPage, response_model_exclude_none=True)
+async def search_memories(
+    body: SearchRequest, engine: EngineDep, project: ProjectDep
+) -> MemoryPage:
+    """Vector, BM25, hybrid or fetch retrieval over the selected topics, with scores."""
+    found = await engine.search(project, body)
+    return MemoryPage.model_validate({"memories": found, "total": len(found)}, from_attributes=True)
+
+
+@router.post(
+    "/list",
+    response_model=MemoryPage,
+    response_model_exclude_none=True,
+    tags=["mnemo extensions"],
+)
+async def list_memories(body: ListBody, engine: EngineDep, project: ProjectDep) -> MemoryPage:
+    """mnemo extension: newest memories first without a query; `total` counts all matches."""
+    found, total = await engine.list_memories(project, body)
+    return MemoryPage.model_validate({"memories": found, "total": total}, from_attributes=True)
+
+
+@router.get("/{memory_id}", response_model=MemoryOut, response_model_exclude_none=True)
+async def get_memory(
+    memory_id: str,
+    engine: EngineDep,
+    project: ProjectDep,
+    user_id: UserQuery = None,
+    group: GroupQuery = None,
+) -> MemoryOut:
+    """One memory. Memories of other users, groups or projects are reported as 404."""
+    memory = await engine.get_memory(project, group or "default", user_id, memory_id)
+    return MemoryOut.model_validate(memory, from_attributes=True)
+
+
+@router.delete("/{memory_id}", status_code=204, response_class=Response)
+async def delete_memory(
+    memory_id: str,
+    engine: EngineDep,
+    project: ProjectDep,
+    user_id: UserQuery = None,
+    group: GroupQuery = None,
+    erase: Annotated[
+        bool,
+        Query(description="mnemo extension: hard-erase the memory and its history (GDPR)"),
+    ] = False,
+) -> Response:
+    """Delete a memory (kept in history); with `?erase=true` remove every trace of it."""
+    remove = engine.erase_memory if erase else engine.delete_memory
+    await remove(project, group or "default", user_id, memory_id)
+    return Response(status_code=204)
+
+
+@router.get(
+    "/{memory_id}/history",
+    response_model=MemoryHistory,
+    response_model_exclude_none=True,
+    tags=["mnemo extensions"],
+)
+async def memory_history(
+    memory_id: str,
+    engine: EngineDep,
+    project: ProjectDep,
+    user_id: UserQuery = None,
+    group: GroupQuery = None,
+) -> MemoryHistory:
+    """mnemo extension: the prior versions of a memory with the runs that changed them."""
+    versions = await engine.memory_history(project, group or "default", user_id, memory_id)
+    return MemoryHistory.model_validate(
+        {"memory_id": memory_id, "versions": versions}, from_attributes=True
+    )

@@ -1,0 +1,22 @@
+"""mnemo extension: erase everything stored about one user (GDPR right to erasure)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+
+from mnemo.api.deps import EngineDep, ProjectDep
+from mnemo.api.schemas import Erased
+
+router = APIRouter(prefix="/v1/users", tags=["mnemo extensions"])
+
+
+@router.delete("/{user_id}", response_model=Erased)
+async def erase_user(
+    user_id: Annotated[str, Path(min_length=1, max_length=256, pattern=r"\S")],
+    engine: EngineDep,
+    project: ProjectDep,
+) -> Erased:
+    """Hard-erase every memory and version of `user_id` in the caller's project."""
+    return Erased(erased=await engine.erase_user(project, user_id))

@@ -1,0 +1,143 @@
+"""Wire models of the gateway: the Engram v1 shapes plus mnemo's extensions.
+
+Requests reuse `mnemo.domain.requests`; responses subclass the domain models only to
+render every timestamp as RFC 3339 in UTC with a trailing 'Z'.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import BaseModel, PlainSerializer, field_validator
+
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import (
+    CommittedOperation,
+    CommittedOperations,
+    Memory,
+    MemoryVersion,
+    Run,
+    RunState,
+)
+from mnemo.domain.requests import AddRequest, ListRequest
+
+
+def rfc3339(value: datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+UtcTime = Annotated[datetime, PlainSerializer(rfc3339, return_type=str)]
+
+
+def _default_group(value: object) -> object:
+    return "default" if value is None else value
+
+
+class AddBody(AddRequest):
+    """POST /v1/memories. A null or absent `group` means "default"."""
+
+    _group = field_validator("group", mode="before")(_default_group)
+
+
+class ListBody(ListRequest):
+    """POST /v1/memories/list. A null or absent `group` means "default"."""
+
+    _group = field_validator("group", mode="before")(_default_group)
+
+
+class AddResponse(BaseModel):
+    run_id: str
+    status: RunState
+    error: str | None = None
+
+
+class MemoryOut(Memory):
+    created_at: UtcTime
+    updated_at: UtcTime
+
+
+class MemoryPage(BaseModel):
+    memories: list[MemoryOut]
+    total: int
+
+
+class CommittedOperationOut(CommittedOperation):
+    committed_at: UtcTime
+
+
+class CommittedOperationsOut(CommittedOperations):
+    created: list[CommittedOperationOut] = []
+    updated: list[CommittedOperationOut] = []
+    deleted: list[CommittedOperationOut] = []
+
+
+class RunOut(Run):
+    created_at: UtcTime
+    updated_at: UtcTime
+    committed_operations: CommittedOperationsOut | None = None
+
+
+class MemoryVersionOut(MemoryVersion):
+    valid_from: UtcTime
+    valid_to: UtcTime
+
+
+class MemoryHistory(BaseModel):
+    """mnemo extension: prior versions of a memory, oldest first, with the runs that changed it."""
+
+    memory_id: str
+    versions: list[MemoryVersionOut]
+
+
+class TopicScoping(BaseModel):
+    user_scoped: bool
+    scope_properties: list[str]
+
+
+class TopicSummary(BaseModel):
+    topic_name: str
+    description: str
+    is_bounded: bool
+    scoping: TopicScoping
+
+
+class GroupSummary(BaseModel):
+    group_id: str
+    name: str
+    topics: list[TopicSummary]
+
+    @classmethod
+    def of(cls, group: GroupConfig) -> GroupSummary:
+        return cls(
+            group_id=group.name,
+            name=group.name,
+            topics=[
+                TopicSummary(
+                    topic_name=t.name,
+                    description=t.description,
+                    is_bounded=t.is_bounded,
+                    scoping=TopicScoping(
+                        user_scoped=t.scoping.user_scoped,
+                        scope_properties=list(t.scoping.scope_properties),
+                    ),
+                )
+                for t in group.committable_topics
+            ],
+        )
+
+
+class GroupList(BaseModel):
+    groups: list[GroupSummary]
+
+
+class Erased(BaseModel):
+    """mnemo extension: how many memories a hard erase removed."""
+
+    erased: int
+
+
+class Health(BaseModel):
+    status: str

@@ -1,0 +1,1 @@
+"""Durable, keyed record transport between pipeline stages."""

@@ -1,0 +1,123 @@
+"""Models the clients take and return. Wire shapes reuse `mnemo.domain` and the API schemas."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from mnemo.api.schemas import GroupSummary
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.inputs import (
+    AddInput,
+    ConversationInput,
+    Message,
+    PreExtractedInput,
+    PreExtractedItem,
+    StringInput,
+    ToolCall,
+)
+from mnemo.domain.memory import Memory, MemoryVersion, Run, RunState
+from mnemo.domain.search import RetrievalType, TopicSelector
+
+__all__ = [
+    "AddInput",
+    "AddResult",
+    "BM25Retrieval",
+    "ConversationInput",
+    "FetchRetrieval",
+    "GroupConfig",
+    "GroupSummary",
+    "HybridRetrieval",
+    "InputLike",
+    "Memory",
+    "MemoryVersion",
+    "Message",
+    "PreExtractedInput",
+    "PreExtractedItem",
+    "RetrievalConfig",
+    "Run",
+    "RunState",
+    "SearchResults",
+    "StringInput",
+    "ToolCall",
+    "Topic",
+    "VectorRetrieval",
+]
+
+Topic = TopicSelector
+
+
+@dataclass(frozen=True)
+class _Retrieval:
+    limit: int | None = None
+    retrieval_type: RetrievalType = "hybrid"
+
+    def wire(self) -> dict[str, Any]:
+        return {"retrieval_type": self.retrieval_type, "limit": self.limit}
+
+
+@dataclass(frozen=True)
+class VectorRetrieval(_Retrieval):
+    retrieval_type: Literal["vector"] = "vector"
+
+
+@dataclass(frozen=True)
+class BM25Retrieval(_Retrieval):
+    retrieval_type: Literal["bm25"] = "bm25"
+
+
+@dataclass(frozen=True)
+class HybridRetrieval(_Retrieval):
+    retrieval_type: Literal["hybrid"] = "hybrid"
+
+
+@dataclass(frozen=True)
+class FetchRetrieval(_Retrieval):
+    """Every memory of the selected topics (e.g. a bounded profile), no ranking."""
+
+    retrieval_type: Literal["fetch"] = "fetch"
+
+
+RetrievalConfig = VectorRetrieval | BM25Retrieval | HybridRetrieval | FetchRetrieval
+
+# What `memories.add` accepts: text, texts, OpenAI-style message dicts, or a typed input.
+InputLike = (
+    str
+    | Sequence[str]
+    | Sequence[Mapping[str, Any]]
+    | StringInput
+    | ConversationInput
+    | PreExtractedInput
+    | AddInput
+)
+
+
+class AddResult(BaseModel):
+    """What an add returns at once: the run to poll."""
+
+    run_id: str
+    status: RunState
+    error: str | None = None
+
+
+class SearchResults(Sequence[Memory]):
+    """A list of memories plus `total` (all matches for list, the returned count for search)."""
+
+    def __init__(self, memories: list[Memory], total: int) -> None:
+        self.memories = memories
+        self.total = total
+
+    def __getitem__(self, index: int) -> Memory:  # type: ignore[override]
+        return self.memories[index]
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def __iter__(self) -> Iterator[Memory]:
+        return iter(self.memories)
+
+    def __repr__(self) -> str:
+        return f"SearchResults(total={self.total}, returned={len(self.memories)})"

@@ -1,0 +1,213 @@
+"""Request building and response parsing shared by every client (one code path).
+
+Each builder returns a `Call`: the HTTP request to make and how to parse its answer. The
+sync and async clients only differ in how they send it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+from pydantic import ValidationError as PydanticValidationError
+
+from mnemo.client.errors import RunTimeoutError, ValidationError
+from mnemo.client.models import (
+    AddInput,
+    AddResult,
+    ConversationInput,
+    GroupConfig,
+    GroupSummary,
+    InputLike,
+    Memory,
+    MemoryVersion,
+    PreExtractedInput,
+    RetrievalConfig,
+    Run,
+    SearchResults,
+    StringInput,
+    Topic,
+)
+from mnemo.domain.requests import AddRequest, GroupDocument, ListRequest, SearchRequest
+
+T = TypeVar("T")
+TopicLike = str | Topic
+RetrievalLike = RetrievalConfig | str | None
+WaitPlan = Generator["Call[Run]", Run, Run]
+MAX_SERVER_WAIT = 60.0  # the gateway caps ?wait= at 60 s
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    params: dict[str, Any] | None = None
+    json: Any = None
+    # Extra seconds the server may legitimately hold the request (long polls).
+    extra_timeout: float = 0.0
+
+
+def _local_error(exc: PydanticValidationError) -> ValidationError:
+    errors = [
+        {"location": ".".join(["body", *map(str, e["loc"])]), "message": e["msg"]}
+        for e in exc.errors()
+    ]
+    return ValidationError(422, {"detail": "invalid request (checked locally)", "errors": errors})
+
+
+def to_add_input(data: InputLike) -> AddInput:
+    """Text, a list of texts, OpenAI-style message dicts or a typed input -> AddInput."""
+    if isinstance(data, AddInput):
+        return data
+    if isinstance(data, str):
+        return AddInput(string=StringInput(content=[data]))
+    if isinstance(data, StringInput):
+        return AddInput(string=data)
+    if isinstance(data, ConversationInput):
+        return AddInput(conversation=data)
+    if isinstance(data, PreExtractedInput):
+        return AddInput(pre_extracted=data)
+    items = list(data)
+    if all(isinstance(i, str) for i in items):
+        return AddInput(string=StringInput(content=items))  # type: ignore[arg-type]
+    return AddInput(conversation=ConversationInput.model_validate({"messages": items}))
+
+
+def add_request(data: InputLike, **fields: Any) -> AddRequest:
+    try:
+        return AddRequest(input=to_add_input(data), **_given(fields))
+    except PydanticValidationError as exc:
+        raise _local_error(exc) from exc
+
+
+def search_request(
+    query: str, topics: list[TopicLike] | None, retrieval: RetrievalLike, **fields: Any
+) -> SearchRequest:
+    config = {"retrieval_type": retrieval, "limit": None} if isinstance(retrieval, str) else (
+        retrieval.wire() if retrieval is not None else None
+    )
+    try:
+        return SearchRequest(query=query, topics=topics, retrieval_config=config, **_given(fields))
+    except PydanticValidationError as exc:
+        raise _local_error(exc) from exc
+
+
+def list_request(topics: list[TopicLike] | None, limit: int, **fields: Any) -> ListRequest:
+    try:
+        return ListRequest(topics=topics, limit=limit, **_given(fields))
+    except PydanticValidationError as exc:
+        raise _local_error(exc) from exc
+
+
+def _given(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _body(model: Any) -> Any:
+    return model.model_dump(mode="json", exclude_none=True)
+
+
+def _scope(user_id: str | None, group: str | None) -> dict[str, str]:
+    return _given({"user_id": user_id, "group": group})
+
+
+def _page(data: Any) -> SearchResults:
+    memories = [Memory.model_validate(m) for m in data["memories"]]
+    return SearchResults(memories, int(data["total"]))
+
+
+def _none(_: Any) -> None:
+    return None
+
+
+def _segment(value: str) -> str:
+    """An id as one path segment, whatever characters it holds."""
+    return quote(str(value), safe="")
+
+
+# --- calls -------------------------------------------------------------------------------
+
+def add_memories(request: AddRequest) -> Call[AddResult]:
+    return Call("POST", "/v1/memories", AddResult.model_validate, json=_body(request))
+
+
+def search_memories(request: SearchRequest) -> Call[SearchResults]:
+    return Call("POST", "/v1/memories/search", _page, json=_body(request))
+
+
+def list_memories(request: ListRequest) -> Call[SearchResults]:
+    return Call("POST", "/v1/memories/list", _page, json=_body(request))
+
+
+def get_memory(memory_id: str, user_id: str | None, group: str | None) -> Call[Memory]:
+    return Call("GET", f"/v1/memories/{_segment(memory_id)}", Memory.model_validate,
+                params=_scope(user_id, group))
+
+
+def delete_memory(
+    memory_id: str, user_id: str | None, group: str | None, erase: bool
+) -> Call[None]:
+    params: dict[str, Any] = _scope(user_id, group)
+    if erase:
+        params["erase"] = "true"
+    return Call("DELETE", f"/v1/memories/{_segment(memory_id)}", _none, params=params)
+
+
+def memory_history(
+    memory_id: str, user_id: str | None, group: str | None
+) -> Call[list[MemoryVersion]]:
+    def parse(data: Any) -> list[MemoryVersion]:
+        return [MemoryVersion.model_validate(v) for v in data["versions"]]
+
+    return Call("GET", f"/v1/memories/{_segment(memory_id)}/history", parse, params=_scope(user_id, group))
+
+
+def get_run(run_id: str, wait: float | None = None) -> Call[Run]:
+    params = {"wait": wait} if wait else None
+    return Call("GET", f"/v1/runs/{_segment(run_id)}", Run.model_validate, params=params,
+                extra_timeout=wait or 0.0)
+
+
+def retry_run(run_id: str) -> Call[Run]:
+    return Call("POST", f"/v1/runs/{_segment(run_id)}/retry", Run.model_validate)
+
+
+def list_groups() -> Call[list[GroupSummary]]:
+    def parse(data: Any) -> list[GroupSummary]:
+        return [GroupSummary.model_validate(g) for g in data["groups"]]
+
+    return Call("GET", "/v1/groups", parse)
+
+
+def get_group(name: str) -> Call[GroupConfig]:
+    return Call("GET", f"/v1/groups/{_segment(name)}", GroupConfig.model_validate)
+
+
+def put_group(name: str, document: GroupDocument) -> Call[GroupConfig]:
+    return Call("PUT", f"/v1/groups/{_segment(name)}", GroupConfig.model_validate, json=_body(document))
+
+
+def wait_for_run(run_id: str, timeout: float, now: Callable[[], float]) -> WaitPlan:
+    """Long-poll `GET /v1/runs/{id}?wait=` until the run is terminal or `timeout` passes.
+
+    A generator of calls so the sync and async clients drive the same loop.
+    """
+    deadline = now() + timeout
+    while True:
+        remaining = round(min(MAX_SERVER_WAIT, max(0.0, deadline - now())), 3)
+        run = yield get_run(run_id, wait=remaining or None)
+        if run.status.terminal:
+            return run
+        if now() >= deadline:
+            raise RunTimeoutError(run_id, timeout)
+
+
+def erase_user(user_id: str) -> Call[int]:
+    return Call("DELETE", f"/v1/users/{_segment(user_id)}", lambda data: int(data["erased"]))
+
+
+def verify_key() -> Call[None]:
+    return Call("GET", "/v1/auth/verify", _none)

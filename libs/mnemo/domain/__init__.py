@@ -1,0 +1,1 @@
+"""Domain model: topics, groups, pipelines, inputs, memories and runs."""

@@ -1,0 +1,64 @@
+"""Groups: an isolated set of topics plus the pipeline that maintains them."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from mnemo.domain.pipeline import (
+    BufferStep,
+    ExtractStep,
+    Pipeline,
+    TransformStep,
+)
+from mnemo.domain.topics import Topic
+
+
+class GroupConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-\.]{0,63}$")
+    description: str = ""
+    topics: tuple[Topic, ...] = Field(min_length=1)
+    pipeline: Pipeline
+    template: str | None = None
+
+    @model_validator(mode="after")
+    def _topics_consistent(self) -> GroupConfig:
+        names = [t.name for t in self.topics]
+        if len(set(names)) != len(names):
+            raise ValueError("topic names must be unique within a group")
+        known = set(names)
+        for step in self.pipeline.steps:
+            referenced: tuple[str, ...] = ()
+            if isinstance(step, BufferStep) and step.triggers:
+                referenced = step.triggers.topics_present
+            elif isinstance(step, TransformStep):
+                referenced = step.output_topics
+            unknown = [t for t in referenced if t not in known]
+            if unknown:
+                raise ValueError(f"step '{step.id}' names unknown topics: {', '.join(unknown)}")
+        return self
+
+    def topic(self, name: str) -> Topic:
+        for topic in self.topics:
+            if topic.name == name:
+                return topic
+        raise LookupError(f"topic '{name}' is not in group '{self.name}'")
+
+    def has_topic(self, name: str) -> bool:
+        return any(t.name == name for t in self.topics)
+
+    @property
+    def scope_property_keys(self) -> set[str]:
+        return {k for t in self.topics for k in t.scoping.scope_properties}
+
+    @property
+    def needs_user(self) -> bool:
+        return any(t.scoping.user_scoped for t in self.topics)
+
+    @property
+    def committable_topics(self) -> tuple[Topic, ...]:
+        return tuple(t for t in self.topics if not t.internal)
+
+    def extract_steps(self) -> tuple[ExtractStep, ...]:
+        return tuple(s for s in self.pipeline.steps if isinstance(s, ExtractStep))

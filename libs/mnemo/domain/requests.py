@@ -1,0 +1,88 @@
+"""Requests of the Engram v1 API (and mnemo's extensions), shared by gateway, SDK and engine."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mnemo.domain.inputs import AddInput
+from mnemo.domain.search import RetrievalType, TopicSelector
+
+Properties = dict[str, str]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AddRequest(_Request):
+    input: AddInput
+    user_id: str | None = Field(default=None, min_length=1, max_length=256)
+    group: str = Field(default="default", min_length=1, max_length=64)
+    properties: Properties | None = None
+    root: str | None = None
+
+
+class RetrievalConfig(_Request):
+    retrieval_type: RetrievalType = "hybrid"
+    limit: int | None = Field(default=None, ge=1, le=100)
+
+
+class SearchRequest(_Request):
+    query: str = Field(min_length=1, max_length=10_000)
+    topics: list[str | TopicSelector] | None = None
+    user_id: str | None = Field(default=None, min_length=1, max_length=256)
+    group: str = Field(default="default", min_length=1, max_length=64)
+    properties: Properties | None = None
+    retrieval_config: RetrievalConfig | None = None
+
+    @field_validator("group", mode="before")
+    @classmethod
+    def _default_group(cls, value: object) -> object:
+        return "default" if value is None else value
+
+
+class ListRequest(_Request):
+    topics: list[str | TopicSelector] | None = None
+    user_id: str | None = Field(default=None, min_length=1, max_length=256)
+    group: str = Field(default="default", min_length=1, max_length=64)
+    properties: Properties | None = None
+    limit: int = Field(default=20, ge=1, le=100)
+
+
+class GroupDocument(_Request):
+    """PUT /v1/groups/{name}: a template name, or topics plus a pipeline."""
+
+    template: str | None = None
+    description: str = ""
+    topics: list[dict[str, object]] | None = None
+    pipeline: dict[str, object] | None = None
+
+
+ErrorLocation = tuple[str | int, ...]
+
+
+class FieldError(BaseModel):
+    location: str
+    message: str
+    value: object | None = None
+
+
+class InvalidRequest(ValueError):
+    """A request the engine refuses; nothing was stored. Maps to 400 with named locations."""
+
+    def __init__(
+        self,
+        detail: str,
+        errors: list[FieldError] | None = None,
+        status: Literal[400, 404, 409, 413] = 400,
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.errors = errors or []
+        self.status = status
+
+
+class NotFound(LookupError):
+    """Missing, or not visible to the caller (never says which)."""

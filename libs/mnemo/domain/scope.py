@@ -1,0 +1,57 @@
+"""Scope keys: the unit of ordering, buffering and bounded-topic identity."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable, Mapping
+
+from mnemo.domain.topics import Topic
+
+_BOUNDED_NAMESPACE = uuid.UUID("6f1d7a52-8c1b-4d55-9d1e-3f0a9b6c2e11")
+
+
+def normalize_user_id(user_id: str | None) -> str | None:
+    """User ids are case-insensitive; they are stored lower-cased."""
+    if user_id is None:
+        return None
+    return user_id.strip().lower() or None
+
+
+def required_properties(topics: Iterable[Topic]) -> set[str]:
+    """Every property key that some topic of a group is scoped by."""
+    return {key for topic in topics for key in topic.scoping.scope_properties}
+
+
+def topic_scope(topic: Topic, user_id: str | None, properties: Mapping[str, str]) -> dict[str, str]:
+    """The part of a write's identity that this topic is scoped by."""
+    scope: dict[str, str] = {}
+    if topic.scoping.user_scoped and user_id is not None:
+        scope["user_id"] = user_id
+    for key in topic.scoping.scope_properties:
+        if key in properties:
+            scope[f"p:{key}"] = properties[key]
+    return scope
+
+
+def scope_key(
+    project: str,
+    group: str,
+    user_id: str | None,
+    properties: Mapping[str, str],
+    keys: Iterable[str],
+) -> str:
+    """Ordering key of a run: project, group, user and the group's scope properties.
+
+    Runs that share it are processed strictly in order; different keys run concurrently.
+    """
+    scoped = {k: properties[k] for k in sorted(keys) if k in properties}
+    raw = json.dumps([project, group, user_id, scoped], separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def bounded_memory_id(project: str, group: str, topic: str, scope: Mapping[str, str]) -> str:
+    """The one id a bounded topic's memory has in a scope, so writes update it in place."""
+    raw = json.dumps([project, group, topic, dict(sorted(scope.items()))], separators=(",", ":"))
+    return str(uuid.uuid5(_BOUNDED_NAMESPACE, raw))

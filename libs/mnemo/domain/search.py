@@ -1,0 +1,40 @@
+"""Search and list requests, as the store receives them after validation."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RetrievalType = Literal["vector", "bm25", "hybrid", "fetch"]
+
+
+class TopicSelector(BaseModel):
+    """A topic to search, with optional per-topic property filters.
+
+    A `None` value clears a filter inherited from the request's `properties`.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    properties: dict[str, str | None] | None = None
+
+
+class MemoryQuery(BaseModel):
+    """Which memories a search or list may see. Scores: higher is better, in [0, 1]."""
+
+    model_config = ConfigDict(frozen=True)
+
+    project: str
+    group: str
+    topics: tuple[TopicSelector, ...]
+    user_id: str | None = None
+    properties: dict[str, str] = Field(default_factory=dict)
+    limit: int = Field(default=10, ge=1, le=100)
+    text: str = ""
+    retrieval_type: RetrievalType = "hybrid"
+
+    def filters_for(self, topic: TopicSelector) -> dict[str, str]:
+        merged: dict[str, str | None] = {**self.properties, **(topic.properties or {})}
+        return {k: v for k, v in merged.items() if v is not None}

@@ -1,0 +1,1 @@
+"""Embedding providers: a local sentence-transformers model, OpenAI-compatible, and a test hash."""

@@ -1,0 +1,1 @@
+"""The embedded engine: durable adds, ordered pipeline workers, and the facade APIs call."""

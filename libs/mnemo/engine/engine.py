@@ -1,0 +1,288 @@
+"""The engine facade: what the gateway, the SDK's embedded client and the CLI call."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from mnemo import metrics
+from mnemo.bus.base import PIPELINE_TOPIC, RUN
+from mnemo.bus.postgres import PostgresBus
+from mnemo.clock import Clock, SystemClock
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import Memory, MemoryVersion, Run
+from mnemo.domain.requests import (
+    AddRequest,
+    FieldError,
+    InvalidRequest,
+    ListRequest,
+    NotFound,
+    SearchRequest,
+)
+from mnemo.domain.scope import normalize_user_id, scope_key
+from mnemo.domain.templates import group_from_document
+from mnemo.embeddings.base import Embedder
+from mnemo.engine.admission import check_add, memory_query
+from mnemo.engine.groups import GroupCache
+from mnemo.engine.runner import PipelineRunner
+from mnemo.engine.ticker import run_ticker
+from mnemo.engine.worker import WorkerPool
+from mnemo.llm.base import LLM
+from mnemo.settings import Settings
+from mnemo.steps.base import Deps
+from mnemo.store import keys, runs
+from mnemo.store import memories as memory_store
+from mnemo.store import search as search_store
+from mnemo.store.database import Database, connect
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Engine:
+    settings: Settings
+    database: Database
+    deps: Deps
+    bus: PostgresBus
+    groups: GroupCache
+    runner: PipelineRunner
+    workers: WorkerPool | None = None
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _ticker: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(
+        cls,
+        settings: Settings,
+        *,
+        llm: LLM | None = None,
+        embedder: Embedder | None = None,
+        clock: Clock | None = None,
+        run_workers: bool = True,
+    ) -> Engine:
+        if embedder is None:
+            from mnemo.embeddings.factory import embedder_from_settings
+
+            embedder = embedder_from_settings(settings)
+        if llm is None:
+            from mnemo.llm.factory import llm_from_settings
+
+            llm = llm_from_settings(settings, embedder)
+        clock = clock or SystemClock()
+        database = await connect(
+            settings.database_url,
+            settings.data_dir,
+            embedder.dim,
+            settings.db_pool_size + settings.workers,
+        )
+        deps = Deps(db=database.engine, llm=llm, embedder=embedder, clock=clock, settings=settings)
+        bus = PostgresBus()
+        groups = GroupCache(database.engine, clock)
+        runner = PipelineRunner(deps, bus, groups)
+        engine = cls(
+            settings=settings, database=database, deps=deps, bus=bus, groups=groups, runner=runner
+        )
+        log.info("mnemo engine: llm=%s embedder=%s", llm.label, embedder.label)
+        if run_workers:
+            engine.start_workers()
+        return engine
+
+    def start_workers(self) -> None:
+        self.workers = WorkerPool(
+            self.runner, self.bus, self.settings.workers, self.settings.bus_poll_seconds
+        )
+        self.workers.start()
+        self._ticker = asyncio.create_task(
+            run_ticker(self.runner, self.settings.buffer_tick_seconds, self._stop)
+        )
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self.workers:
+            await self.workers.stop()
+        if self._ticker:
+            await self._ticker
+        await self.database.close()
+
+    # -- groups -------------------------------------------------------------------------
+    async def group(self, project: str, name: str) -> GroupConfig:
+        return await self.groups.get(project, name)
+
+    async def list_groups(self, project: str) -> list[GroupConfig]:
+        return await self.groups.list(project)
+
+    async def put_group(self, project: str, name: str, document: dict[str, object]) -> GroupConfig:
+        try:
+            group = group_from_document(name, document)
+        except (ValueError, LookupError) as exc:
+            raise InvalidRequest(
+                f"invalid group configuration: {exc}",
+                [FieldError(location="body", message=str(exc))],
+            ) from exc
+        await self.groups.put(project, group)
+        return group
+
+    # -- adds and runs ------------------------------------------------------------------
+    async def add(self, project: str, request: AddRequest) -> Run:
+        """Durably record the add and its run; returns once both are committed."""
+        started = time.perf_counter()
+        group = await self._group_for_request(project, request.group)
+        check_add(group, request)
+        user_id = normalize_user_id(request.user_id)
+        properties = request.properties or {}
+        entry = group.pipeline.entry_for(request.input.input_type, request.root)
+        now = self.deps.clock.now()
+        run_id = str(uuid.uuid4())
+        key = scope_key(project, group.name, user_id, properties, group.scope_property_keys)
+        row = {
+            "run_id": run_id,
+            "project": project,
+            "group": group.name,
+            "input_type": request.input.input_type,
+            "starting_step": group.pipeline.index_of(entry.id),
+            "starting_step_id": entry.id,
+            "user_id": user_id,
+            "properties": properties,
+            "scope_key": key,
+            "status": "running",
+            "raw_input": request.input.model_dump(mode="json", exclude_none=True),
+            "committed_operations": None, "error": None,
+            "created_at": now,
+            "updated_at": now,
+        }
+        async with self.database.engine.begin() as tx:
+            await runs.create(tx, row)
+            await self.bus.publish(tx, PIPELINE_TOPIC, key, {"kind": RUN, "run_id": run_id})
+        metrics.ADD_LATENCY.observe(time.perf_counter() - started)
+        metrics.RUNS.labels(status="running").inc()
+        return runs.run_from_row(row)
+
+    async def get_run(self, project: str, run_id: str) -> Run:
+        async with self.database.engine.connect() as conn:
+            run = await runs.get(conn, project, run_id)
+        if run is None:
+            raise NotFound(f"run '{run_id}' not found")
+        return run
+
+    async def wait_run(self, project: str, run_id: str, timeout: float) -> Run:
+        """The run once it is terminal, or as it stands when `timeout` passes."""
+        deadline = time.monotonic() + timeout
+        delay = 0.02
+        while True:
+            run = await self.get_run(project, run_id)
+            if run.status.terminal or time.monotonic() >= deadline:
+                return run
+            await asyncio.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 1.5, 0.25)
+
+    async def retry_run(self, project: str, run_id: str) -> Run:
+        """Re-drive a failed run from its kept raw input."""
+        run = await self.get_run(project, run_id)
+        if run.status.value != "failed":
+            raise InvalidRequest(
+                f"run '{run_id}' is {run.status.value}; only failed runs retry", status=409
+            )
+        async with self.database.engine.begin() as tx:
+            row = await runs.raw(tx, run_id)
+            assert row is not None
+            await runs.reopen(tx, run_id, self.deps.clock.now())
+            await self.bus.publish(
+                tx, PIPELINE_TOPIC, row["scope_key"], {"kind": RUN, "run_id": run_id}
+            )
+        return await self.get_run(project, run_id)
+
+    # -- memories -----------------------------------------------------------------------
+    async def search(self, project: str, request: SearchRequest) -> list[Memory]:
+        group = await self._group_for_request(project, request.group)
+        query = memory_query(project, group, request)
+        embedding = None
+        if query.retrieval_type in ("vector", "hybrid"):
+            embedding = (await self.deps.embedder.embed([query.text]))[0]
+        async with self.database.engine.begin() as conn:
+            return await search_store.search(
+                conn, query, group, embedding, self.settings.hnsw_ef_search
+            )
+
+    async def list_memories(self, project: str, request: ListRequest) -> tuple[list[Memory], int]:
+        group = await self._group_for_request(project, request.group)
+        query = memory_query(project, group, request)
+        async with self.database.engine.connect() as conn:
+            return await memory_store.list_(conn, query, group)
+
+    async def get_memory(
+        self, project: str, group: str, user_id: str | None, memory_id: str
+    ) -> Memory:
+        g = await self.groups.get(project, group)
+        async with self.database.engine.connect() as conn:
+            memory = await memory_store.get(conn, project, g, normalize_user_id(user_id), memory_id)
+        if memory is None:
+            raise NotFound(f"memory '{memory_id}' not found")
+        return memory
+
+    async def delete_memory(
+        self, project: str, group: str, user_id: str | None, memory_id: str
+    ) -> None:
+        g = await self.groups.get(project, group)
+        async with self.database.engine.begin() as conn:
+            if not await memory_store.archive(
+                conn, project, g, normalize_user_id(user_id), memory_id, self.deps.clock.now()
+            ):
+                raise NotFound(f"memory '{memory_id}' not found")
+
+    async def erase_memory(
+        self, project: str, group: str, user_id: str | None, memory_id: str
+    ) -> None:
+        g = await self.groups.get(project, group)
+        async with self.database.engine.begin() as conn:
+            if not await memory_store.erase(
+                conn, project, g, normalize_user_id(user_id), memory_id
+            ):
+                raise NotFound(f"memory '{memory_id}' not found")
+
+    async def erase_user(self, project: str, user_id: str) -> int:
+        normalized = normalize_user_id(user_id)
+        assert normalized is not None
+        async with self.database.engine.begin() as conn:
+            return await memory_store.erase_user(conn, project, normalized)
+
+    async def memory_history(
+        self, project: str, group: str, user_id: str | None, memory_id: str
+    ) -> list[MemoryVersion]:
+        g = await self.groups.get(project, group)
+        async with self.database.engine.connect() as conn:
+            versions = await memory_store.history(
+                conn, project, g, normalize_user_id(user_id), memory_id
+            )
+        if versions is None:
+            raise NotFound(f"memory '{memory_id}' not found")
+        return versions
+
+    # -- API keys -----------------------------------------------------------------------
+    async def create_key(self, project: str, name: str) -> tuple[keys.ApiKey, str]:
+        async with self.database.engine.begin() as conn:
+            return await keys.create(conn, project, name, self.deps.clock.now())
+
+    async def list_keys(self, project: str | None = None) -> list[keys.ApiKey]:
+        async with self.database.engine.connect() as conn:
+            return await keys.list_(conn, project)
+
+    async def revoke_key(self, key_id: str) -> bool:
+        async with self.database.engine.begin() as conn:
+            return await keys.revoke(conn, key_id, self.deps.clock.now())
+
+    async def project_for_key(self, secret: str) -> str | None:
+        async with self.database.engine.connect() as conn:
+            return await keys.project_for(conn, secret)
+
+    async def _group_for_request(self, project: str, name: str) -> GroupConfig:
+        try:
+            return await self.groups.get(project, name)
+        except NotFound as exc:
+            raise InvalidRequest(
+                str(exc),
+                [FieldError(location="body.group", value=name, message=str(exc))],
+                status=404,
+            ) from exc

@@ -1,0 +1,46 @@
+"""Time triggers: periodically flush buffers whose idle, since-first or interval time is up."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from mnemo import metrics
+from mnemo.domain.pipeline import BufferStep
+from mnemo.domain.requests import NotFound
+from mnemo.engine.runner import PipelineRunner
+from mnemo.store import buffers
+
+log = logging.getLogger(__name__)
+
+
+async def tick(runner: PipelineRunner) -> int:
+    """Flush every due buffer once. Returns how many flushed."""
+    flushed = 0
+    async with runner.deps.db.connect() as conn:
+        pending = await buffers.pending(conn)
+    metrics.BUFFER_ITEMS.set(sum(size for *_, size in pending))
+    for key, *_ in pending:
+        try:
+            group = await runner.groups.get(key.project, key.group)
+            step = group.pipeline.step(key.step_id)
+        except (NotFound, StopIteration):
+            continue
+        if not isinstance(step, BufferStep) or step.mode != "batch":
+            continue
+        async with runner.deps.db.begin() as tx:
+            if await runner.flush_if_due(tx, group, step, key):
+                flushed += 1
+    return flushed
+
+
+async def run_ticker(runner: PipelineRunner, every_seconds: float, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        try:
+            await tick(runner)
+        except Exception:
+            log.exception("buffer ticker failed; retrying")
+        try:
+            await asyncio.wait_for(stop.wait(), every_seconds)
+        except TimeoutError:
+            pass

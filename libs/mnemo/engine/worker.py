@@ -1,0 +1,103 @@
+"""Pipeline workers: claim the head record of a scope, run it, acknowledge it, repeat.
+
+`concurrency` workers run at once, so that many different scopes progress in parallel
+while each scope's records stay strictly in order (the bus guarantees it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from mnemo import metrics
+from mnemo.bus.base import PIPELINE_TOPIC, Record
+from mnemo.bus.postgres import PostgresBus
+from mnemo.domain.memory import RunState
+from mnemo.engine.runner import PipelineRunner
+from mnemo.store import runs
+
+log = logging.getLogger(__name__)
+
+
+def run_ids_of(record: Record) -> list[str]:
+    payload = record.payload
+    return list(payload.get("run_ids") or [payload["run_id"]])
+
+
+class WorkerPool:
+    def __init__(
+        self, runner: PipelineRunner, bus: PostgresBus, concurrency: int, poll_seconds: float
+    ) -> None:
+        self.runner = runner
+        self.bus = bus
+        self.concurrency = concurrency
+        self.poll_seconds = poll_seconds
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = asyncio.Event()
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._loop(i), name=f"mnemo-worker-{i}")
+            for i in range(self.concurrency)
+        ]
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        self.bus.published.set()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+
+    async def _loop(self, index: int) -> None:
+        while not self._stopping.is_set():
+            try:
+                worked = await self.run_once()
+            except (OperationalError, DBAPIError) as exc:
+                log.warning("worker %d: database unavailable (%s); retrying", index, exc)
+                await asyncio.sleep(1.0)
+                continue
+            except Exception:
+                log.exception("worker %d: unexpected error", index)
+                await asyncio.sleep(1.0)
+                continue
+            if not worked:
+                await self.bus.wait(self.poll_seconds)
+
+    async def run_once(self) -> bool:
+        """Process one record if one is ready. Returns whether one was."""
+        db = self.runner.deps.db
+        failure: tuple[Record, Exception] | None = None
+        async with db.connect() as tx:
+            async with tx.begin():
+                record = await self.bus.claim(tx, (PIPELINE_TOPIC,))
+                if record is None:
+                    return False
+                savepoint = await tx.begin_nested()
+                try:
+                    await self.runner.handle(tx, record)
+                    await savepoint.commit()
+                except OperationalError as exc:
+                    raise exc  # transient: the transaction aborts, the record stays
+                except Exception as exc:  # the pipeline failed: record it, keep the raw input
+                    await savepoint.rollback()
+                    failure = (record, exc)
+                    await runs.set_status(
+                        tx,
+                        run_ids_of(record),
+                        RunState.failed,
+                        self.runner.deps.clock.now(),
+                        error=_describe(exc),
+                    )
+                    metrics.RUNS.labels(status="failed").inc(len(run_ids_of(record)))
+                await self.bus.ack(tx, record)
+        if failure:
+            log.warning("runs %s failed: %s", run_ids_of(failure[0]), _describe(failure[1]))
+        return True
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc) or exc.__class__.__name__
+    return f"{exc.__class__.__name__}: {text}"[:2000]

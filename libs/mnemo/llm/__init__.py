@@ -1,0 +1,1 @@
+"""Language-model providers: one OpenAI-compatible client and an offline fallback."""

@@ -1,0 +1,21 @@
+"""Prometheus metrics shared by the embedded engine and the stage services."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+RECORDS_IN = Counter("mnemo_records_in_total", "Records consumed", ["stage"])
+RECORDS_OUT = Counter("mnemo_records_out_total", "Records produced", ["stage"])
+STEP_LATENCY = Histogram("mnemo_step_seconds", "Step latency", ["step"], buckets=LATENCY_BUCKETS)
+LLM_CALLS = Counter("mnemo_llm_calls_total", "LLM calls", ["prompt", "provider"])
+LLM_ERRORS = Counter("mnemo_llm_errors_total", "LLM call errors", ["prompt", "kind"])
+LLM_TOKENS = Counter("mnemo_llm_tokens_total", "LLM tokens", ["prompt", "direction"])
+LLM_LATENCY = Histogram(
+    "mnemo_llm_seconds", "LLM call latency", ["prompt"], buckets=LATENCY_BUCKETS
+)
+BUFFER_ITEMS = Gauge("mnemo_buffer_items", "Items waiting in buffers")
+RUNS = Counter("mnemo_runs_total", "Runs by final or intermediate status", ["status"])
+RUN_LATENCY = Histogram("mnemo_run_seconds", "Add to committed latency", buckets=LATENCY_BUCKETS)
+ADD_LATENCY = Histogram("mnemo_add_seconds", "Add acknowledgement latency", buckets=LATENCY_BUCKETS)

@@ -1,0 +1,1 @@
+"""Prompts are code: one module per LLM task with its context, response model and messages()."""

@@ -1,0 +1,68 @@
+"""Reconcile new memories with related committed ones: keep, rewrite or delete each."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel
+
+from mnemo.llm.base import ChatMessage, Prompt
+
+
+class ExistingMemory(BaseModel):
+    id: str
+    topic: str
+    content: str
+
+
+class NewMemory(BaseModel):
+    index: int
+    topic: str
+    content: str
+
+
+class Context(BaseModel):
+    instructions: str
+    existing: list[ExistingMemory]
+    new: list[NewMemory]
+
+
+class ExistingDecision(BaseModel):
+    id: str
+    action: Literal["keep", "rewrite", "delete"]
+    content: str | None = None
+
+
+class NewDecision(BaseModel):
+    index: int
+    action: Literal["keep", "rewrite", "delete"]
+    content: str | None = None
+
+
+class Response(BaseModel):
+    existing: list[ExistingDecision]
+    new: list[NewDecision]
+
+
+def messages(ctx: Context) -> list[ChatMessage]:
+    system = (
+        "You keep an AI agent's memory consistent. You get EXISTING committed memories and "
+        "NEW memories. Decide for every existing and every new memory: 'keep' it, 'rewrite' it "
+        "(give the full new content) or 'delete' it. Never lose information silently: when a "
+        "new fact changes an existing one, rewrite the existing memory. Omitted memories are "
+        f"kept unchanged.\nInstructions: {ctx.instructions}"
+    )
+    body = {
+        "existing": [m.model_dump() for m in ctx.existing],
+        "new": [m.model_dump() for m in ctx.new],
+    }
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": json.dumps(body, ensure_ascii=False)},
+    ]
+
+
+PROMPT = Prompt(
+    name="transform_with_context", context_model=Context, response_model=Response, messages=messages
+)

@@ -1,0 +1,1 @@
+"""Pipeline steps: pure async functions over a batch, given a dependency bundle."""

@@ -1,0 +1,46 @@
+"""What every step receives: the dependency bundle and the batch in flight."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mnemo.clock import Clock
+from mnemo.domain.inputs import AddInput
+from mnemo.domain.memory import Candidate
+from mnemo.embeddings.base import Embedder
+from mnemo.llm.base import LLM
+from mnemo.settings import Settings
+
+
+@dataclass
+class Deps:
+    """The dependency bundle: store (engine), llm, embedder, clock and settings."""
+
+    db: AsyncEngine
+    llm: LLM
+    embedder: Embedder
+    clock: Clock
+    settings: Settings = field(default_factory=Settings)
+
+
+class Batch(BaseModel):
+    """Items in flight between steps: the raw inputs before extract, candidates after."""
+
+    batch_id: str
+    project: str
+    group: str
+    scope_key: str
+    run_ids: list[str]
+    user_id: str | None = None
+    properties: dict[str, str] = Field(default_factory=dict)
+    inputs: list[AddInput] = Field(default_factory=list)
+    window: list[str] = Field(default_factory=list)
+    candidates: list[Candidate] = Field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        """The run a new candidate is attributed to (the newest in the batch)."""
+        return self.run_ids[-1]

@@ -1,0 +1,26 @@
+"""Commit: stage the batch's drafts and apply them atomically, idempotently."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.pipeline import CommitStep
+from mnemo.steps.base import Batch, Deps
+from mnemo.store import commits, runs
+
+
+async def commit(
+    deps: Deps, tx: AsyncConnection, group: GroupConfig, step: CommitStep, batch: Batch
+) -> commits.Operations | None:
+    """Persist in `tx`. Returns None when this batch was committed before (a redelivery)."""
+    now = deps.clock.now()
+    batch_id = f"{batch.batch_id}:{step.id}"
+    writes = [c for c in batch.candidates if c.op != "delete" and not group.topic(c.topic).internal]
+    contents = sorted({c.content for c in writes})
+    vectors = await deps.embedder.embed(contents) if contents else []
+    await commits.stage(tx, batch_id, batch.project, group.name, batch.candidates, now)
+    ops = await commits.apply(tx, batch_id, batch.project, group, dict(zip(contents, vectors)), now)
+    if ops is not None:
+        await runs.record_commit(tx, ops.by_run, batch.run_ids, now)
+    return ops

@@ -1,0 +1,123 @@
+"""Extract: turn raw inputs into candidate memories of the group's topics."""
+
+from __future__ import annotations
+
+import logging
+
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.inputs import AddInput
+from mnemo.domain.memory import Candidate
+from mnemo.domain.pipeline import ExtractStep
+from mnemo.domain.scope import bounded_memory_id, topic_scope
+from mnemo.domain.topics import Topic
+from mnemo.prompts import extract as extract_prompt
+from mnemo.steps.base import Batch, Deps
+from mnemo.store import memories as memory_store
+
+log = logging.getLogger(__name__)
+
+
+async def extract(
+    deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch
+) -> list[Candidate]:
+    out: list[Candidate] = []
+    for raw in batch.inputs:
+        if raw.pre_extracted is not None:
+            out.extend(
+                Candidate(
+                    content=item.content.strip(),
+                    topic=item.topic,
+                    user_id=batch.user_id,
+                    properties=batch.properties,
+                    run_id=batch.run_id,
+                )
+                for item in raw.pre_extracted.items
+            )
+        else:
+            out.extend(await _extract_with_llm(deps, group, step, batch, raw))
+    return out
+
+
+async def _extract_with_llm(
+    deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch, raw: AddInput
+) -> list[Candidate]:
+    briefs = [
+        extract_prompt.TopicBrief(
+            name=t.name,
+            description=t.description,
+            is_bounded=t.is_bounded,
+            current=await _current_bounded(deps, group, batch, t.name) if t.is_bounded else None,
+        )
+        for t in group.topics
+        if _writable(t, batch)
+    ]
+    if not briefs:
+        return []
+    context = extract_prompt.Context(
+        topics=briefs,
+        input_type=raw.input_type,
+        units=_units(raw),
+        window=batch.window,
+        instructions=step.instructions,
+        today=deps.clock.now().date().isoformat(),
+    )
+    answer = await deps.llm.complete(extract_prompt.PROMPT, context)
+    allowed = {b.name for b in briefs}
+    out: list[Candidate] = []
+    seen_bounded: set[str] = set()
+    for memory in answer.memories:
+        content = memory.content.strip()
+        if memory.topic not in allowed or not content:
+            log.warning("extract: dropped a memory for unknown topic %r", memory.topic)
+            continue
+        if group.topic(memory.topic).is_bounded:
+            if memory.topic in seen_bounded:
+                continue  # a bounded topic holds one memory per scope
+            seen_bounded.add(memory.topic)
+        out.append(
+            Candidate(
+                content=content,
+                topic=memory.topic,
+                user_id=batch.user_id,
+                properties=batch.properties,
+                run_id=batch.run_id,
+            )
+        )
+    return out
+
+
+def _units(raw: AddInput) -> list[str]:
+    if raw.conversation is not None:
+        units = []
+        for m in raw.conversation.messages:
+            text = m.content
+            for call in m.tool_calls or []:
+                fn = call.function or call.custom
+                args = (
+                    call.function.arguments
+                    if call.function
+                    else (call.custom.input if call.custom else "")
+                )
+                text += f" [tool call {fn.name if fn else '?'}({args})]"
+            units.append(f"{m.effective_role}: {text}".strip())
+        return units
+    return raw.text_units()
+
+
+def _writable(topic: Topic, batch: Batch) -> bool:
+    """Only topics whose scope this add can address (a user, the needed properties)."""
+    if topic.scoping.user_scoped and batch.user_id is None:
+        return False
+    return all(k in batch.properties for k in topic.scoping.scope_properties)
+
+
+async def _current_bounded(
+    deps: Deps, group: GroupConfig, batch: Batch, topic_name: str
+) -> str | None:
+    topic = group.topic(topic_name)
+    memory_id = bounded_memory_id(
+        batch.project, group.name, topic.name, topic_scope(topic, batch.user_id, batch.properties)
+    )
+    async with deps.db.connect() as conn:
+        memory = await memory_store.get(conn, batch.project, group, batch.user_id, memory_id)
+    return memory.content if memory else None

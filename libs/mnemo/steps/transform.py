@@ -1,0 +1,48 @@
+"""Transform: one LLM pass over the whole batch."""
+
+from __future__ import annotations
+
+import logging
+
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import Candidate
+from mnemo.domain.pipeline import TransformStep
+from mnemo.prompts import transform as transform_prompt
+from mnemo.prompts.extract import ExtractedMemory, TopicBrief
+from mnemo.steps.base import Batch, Deps
+
+log = logging.getLogger(__name__)
+
+
+async def transform(
+    deps: Deps, group: GroupConfig, step: TransformStep, batch: Batch
+) -> list[Candidate]:
+    if not batch.candidates:
+        return []
+    names = step.output_topics or tuple(t.name for t in group.topics)
+    outputs = [group.topic(n) for n in names]
+    context = transform_prompt.Context(
+        instructions=step.instructions,
+        output_topics=[
+            TopicBrief(name=t.name, description=t.description, is_bounded=t.is_bounded)
+            for t in outputs
+        ],
+        items=[ExtractedMemory(topic=c.topic, content=c.content) for c in batch.candidates],
+    )
+    answer = await deps.llm.complete(transform_prompt.PROMPT, context)
+    allowed = set(names)
+    out = []
+    for memory in answer.memories:
+        if memory.topic not in allowed or not memory.content.strip():
+            log.warning("transform: dropped a memory for topic %r", memory.topic)
+            continue
+        out.append(
+            Candidate(
+                content=memory.content.strip(),
+                topic=memory.topic,
+                user_id=batch.user_id,
+                properties=batch.properties,
+                run_id=batch.run_id,
+            )
+        )
+    return out

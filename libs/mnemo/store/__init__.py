@@ -1,0 +1,1 @@
+"""Persistence: Postgres + pgvector through SQLAlchemy 2 (async, psycopg 3)."""

@@ -1,0 +1,103 @@
+"""Buffered items per (group, buffer step, scope). They survive restarts because they are rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from mnemo.store.schema import buffer_items
+
+
+@dataclass(frozen=True)
+class BufferKey:
+    project: str
+    group: str
+    step_id: str
+    scope_key: str
+
+    def where(self) -> Any:
+        b = buffer_items.c
+        return (
+            (b.project == self.project)
+            & (b.group == self.group)
+            & (b.step_id == self.step_id)
+            & (b.scope_key == self.scope_key)
+        )
+
+
+@dataclass(frozen=True)
+class BufferedItem:
+    id: int
+    run_id: str
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+async def append(
+    conn: AsyncConnection,
+    key: BufferKey,
+    run_id: str,
+    payloads: Sequence[dict[str, Any]],
+    now: datetime,
+) -> None:
+    if payloads:
+        await conn.execute(
+            insert(buffer_items),
+            [
+                {
+                    "project": key.project,
+                    "group": key.group,
+                    "step_id": key.step_id,
+                    "scope_key": key.scope_key,
+                    "run_id": run_id,
+                    "payload": p,
+                    "created_at": now,
+                }
+                for p in payloads
+            ],
+        )
+
+
+async def items(conn: AsyncConnection, key: BufferKey, lock: bool = False) -> list[BufferedItem]:
+    stmt = select(buffer_items).where(key.where()).order_by(buffer_items.c.id)
+    if lock:
+        stmt = stmt.with_for_update()
+    rows = (await conn.execute(stmt)).all()
+    return [BufferedItem(r.id, r.run_id, r.payload, r.created_at) for r in rows]
+
+
+async def remove(conn: AsyncConnection, ids: Sequence[int]) -> None:
+    if ids:
+        await conn.execute(delete(buffer_items).where(buffer_items.c.id.in_(list(ids))))
+
+
+async def trim(conn: AsyncConnection, key: BufferKey, keep: int) -> None:
+    """Keep only the newest `keep` items (sliding windows)."""
+    newest = (
+        select(buffer_items.c.id).where(key.where()).order_by(buffer_items.c.id.desc()).limit(keep)
+    )
+    await conn.execute(delete(buffer_items).where(key.where(), buffer_items.c.id.notin_(newest)))
+
+
+async def pending(conn: AsyncConnection) -> list[tuple[BufferKey, datetime, datetime, int]]:
+    """Every non-empty buffer with its first and last item times and its size."""
+    b = buffer_items.c
+    rows = (
+        await conn.execute(
+            select(
+                b.project,
+                b.group,
+                b.step_id,
+                b.scope_key,
+                func.min(b.created_at),
+                func.max(b.created_at),
+                func.count(),
+            ).group_by(b.project, b.group, b.step_id, b.scope_key)
+        )
+    ).all()
+    return [(BufferKey(r[0], r[1], r[2], r[3]), r[4], r[5], r[6]) for r in rows]

@@ -1,0 +1,215 @@
+"""Commit: the only place that persists memories.
+
+A batch's drafts are staged first (search never reads them), then applied in the caller's
+transaction. Applying is idempotent: a batch id that was applied before changes nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import Candidate
+from mnemo.domain.scope import bounded_memory_id, topic_scope
+from mnemo.store.schema import applied_batches, drafts, memories, memory_versions
+
+
+class CommitError(ValueError):
+    """A draft cannot be committed as proposed (e.g. it lacks a scope property)."""
+
+
+@dataclass
+class Operations:
+    """What a batch committed, per run: memory ids created, updated and deleted."""
+
+    by_run: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+
+    def add(self, run_id: str, kind: str, memory_id: str) -> None:
+        ops = self.by_run.setdefault(run_id, {"created": [], "updated": [], "deleted": []})
+        if memory_id not in ops[kind]:
+            ops[kind].append(memory_id)
+
+
+async def stage(
+    conn: AsyncConnection,
+    batch_id: str,
+    project: str,
+    group: str,
+    candidates: Sequence[Candidate],
+    now: datetime,
+) -> None:
+    """Replace the batch's staged drafts (a re-run of the batch proposes afresh)."""
+    await conn.execute(delete(drafts).where(drafts.c.batch_id == batch_id))
+    if candidates:
+        await conn.execute(
+            insert(drafts),
+            [
+                {
+                    "batch_id": batch_id,
+                    "project": project,
+                    "group": group,
+                    "run_id": c.run_id,
+                    "candidate": c.model_dump(mode="json"),
+                    "created_at": now,
+                }
+                for c in candidates
+            ],
+        )
+
+
+async def apply(
+    conn: AsyncConnection,
+    batch_id: str,
+    project: str,
+    group: GroupConfig,
+    embeddings: Mapping[str, Sequence[float]],
+    now: datetime,
+) -> Operations | None:
+    """Apply a staged batch. Returns None when the batch was applied before."""
+    claimed = await conn.execute(
+        pg_insert(applied_batches)
+        .values(batch_id=batch_id, applied_at=now)
+        .on_conflict_do_nothing()
+        .returning(applied_batches.c.batch_id)
+    )
+    if claimed.first() is None:
+        return None
+    rows = (
+        (
+            await conn.execute(
+                select(drafts.c.candidate)
+                .where(drafts.c.batch_id == batch_id)
+                .order_by(drafts.c.id)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    ops = Operations()
+    for raw in rows:
+        candidate = Candidate.model_validate(raw)
+        if group.topic(candidate.topic).internal:
+            continue  # fragments only feed later steps; they are never committed
+        await _apply_one(conn, project, group, candidate, embeddings, now, ops)
+    await conn.execute(delete(drafts).where(drafts.c.batch_id == batch_id))
+    return ops
+
+
+async def _apply_one(
+    conn: AsyncConnection,
+    project: str,
+    group: GroupConfig,
+    c: Candidate,
+    embeddings: Mapping[str, Sequence[float]],
+    now: datetime,
+    ops: Operations,
+) -> None:
+    topic = group.topic(c.topic)
+    if topic.scoping.user_scoped and c.user_id is None:
+        raise CommitError(f"topic '{topic.name}' is user-scoped: a write needs user_id")
+    missing = [k for k in topic.scoping.scope_properties if k not in c.properties]
+    if missing:
+        raise CommitError(f"topic '{topic.name}' needs properties: {', '.join(missing)}")
+    scope = topic_scope(topic, c.user_id, c.properties)
+    memory_id = c.memory_id
+    if topic.is_bounded and c.op == "create":
+        memory_id = bounded_memory_id(project, group.name, topic.name, scope)
+    current = None
+    if memory_id is not None:
+        current = (
+            await conn.execute(
+                select(memories)
+                .where(
+                    memories.c.id == memory_id,
+                    memories.c.project == project,
+                    memories.c.group == group.name,
+                )
+                .with_for_update()
+            )
+        ).first()
+        if current is not None and c.op != "create":
+            _same_scope_or_raise(current._mapping, topic.name, scope, group)
+    if c.op == "delete":
+        if current is not None and current.status == "active":
+            await _keep_version(conn, current._mapping, "deleted", c.run_id, now)
+            await conn.execute(
+                update(memories)
+                .where(memories.c.id == memory_id)
+                .values(status="archived", updated_at=now, version=current.version + 1)
+            )
+            ops.add(c.run_id, "deleted", current.id)
+        return
+    vector = list(embeddings[c.content])
+    if current is None:
+        new_id = memory_id or str(uuid.uuid4())
+        await conn.execute(
+            insert(memories).values(
+                id=new_id,
+                project=project,
+                group=group.name,
+                topic=topic.name,
+                user_id=c.user_id,
+                properties=c.properties,
+                content=c.content,
+                embedding=vector,
+                status="active",
+                version=1,
+                run_ids=[c.run_id],
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        ops.add(c.run_id, "created", new_id)
+        return
+    if current.content == c.content and current.status == "active":
+        return  # nothing changed: no new version, no operation
+    await _keep_version(conn, current._mapping, "updated", c.run_id, now)
+    await conn.execute(
+        update(memories)
+        .where(memories.c.id == current.id)
+        .values(
+            content=c.content,
+            embedding=vector,
+            status="active",
+            version=current.version + 1,
+            updated_at=now,
+            run_ids=[*current.run_ids, c.run_id][-50:],
+        )
+    )
+    ops.add(c.run_id, "updated", current.id)
+
+
+def _same_scope_or_raise(
+    row: Mapping[str, Any], topic: str, scope: Mapping[str, str], group: GroupConfig
+) -> None:
+    """A rewrite never crosses users or scope properties (e.g. conversations)."""
+    existing = group.topic(row["topic"])
+    existing_scope = topic_scope(existing, row["user_id"], row["properties"] or {})
+    if row["topic"] != topic or existing_scope != dict(scope):
+        raise CommitError(f"memory {row['id']} belongs to another scope and was not changed")
+
+
+async def _keep_version(
+    conn: AsyncConnection, row: Mapping[str, Any], change: str, run_id: str, now: datetime
+) -> None:
+    await conn.execute(
+        insert(memory_versions).values(
+            memory_id=row["id"],
+            project=row["project"],
+            group=row["group"],
+            version=row["version"],
+            content=row["content"],
+            valid_from=row["updated_at"],
+            valid_to=now,
+            change=change,
+            run_id=run_id,
+        )
+    )

@@ -1,0 +1,80 @@
+"""Connecting to Postgres: an external server by URL, or the embedded one from `pgserver`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+log = logging.getLogger(__name__)
+_MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+@dataclass
+class Database:
+    engine: AsyncEngine
+    url: str
+    embedded: Any | None = None  # the pgserver handle, kept alive while we run
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+def _async_url(url: str) -> str:
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    raise ValueError(f"DATABASE_URL must be a postgresql:// URL (got {url.split(':')[0]}://...)")
+
+
+def start_embedded(data_dir: Path) -> tuple[Any, str]:
+    """Start (or join) Postgres 16 with pgvector from the `pgserver` package in `data_dir`."""
+    try:
+        import pgserver
+    except ImportError as exc:  # pragma: no cover - it is a core dependency
+        raise RuntimeError("the embedded database needs `pip install pgserver`") from exc
+    pg_dir = data_dir / "pg"
+    pg_dir.mkdir(parents=True, exist_ok=True)
+    server = pgserver.get_server(str(pg_dir), cleanup_mode=None)
+    server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    return server, server.get_uri()
+
+
+def migrate(url: str, embedding_dim: int) -> None:
+    """Bring the schema to head. Safe to call on every start."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(_MIGRATIONS))
+    cfg.set_main_option("sqlalchemy.url", _async_url(url))
+    cfg.attributes["embedding_dim"] = embedding_dim
+    command.upgrade(cfg, "head")
+
+
+async def connect(
+    database_url: str | None, data_dir: Path, embedding_dim: int, pool_size: int
+) -> Database:
+    embedded = None
+    if database_url is None:
+        embedded, database_url = await asyncio.to_thread(start_embedded, data_dir)
+        log.info("embedded postgres ready in %s", data_dir / "pg")
+    await asyncio.to_thread(migrate, database_url, embedding_dim)
+    engine = create_async_engine(
+        _async_url(database_url), pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+    )
+    async with engine.connect() as conn:
+        stored = (
+            await conn.execute(text("SELECT value FROM settings_meta WHERE key = 'embedding_dim'"))
+        ).scalar_one()
+    if int(stored) != embedding_dim:
+        await engine.dispose()
+        raise RuntimeError(
+            f"the database stores {stored}-dimensional embeddings but the configured embedder "
+            f"makes {embedding_dim}; use the same embedder or a fresh database"
+        )
+    return Database(engine=engine, url=database_url, embedded=embedded)

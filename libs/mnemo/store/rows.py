@@ -1,0 +1,38 @@
+"""Mapping database rows to domain models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Row
+
+from mnemo.domain.memory import Memory
+from mnemo.store.schema import memories
+
+MEMORY_COLUMNS = (
+    memories.c.id,
+    memories.c.project,
+    memories.c.group,
+    memories.c.topic,
+    memories.c.user_id,
+    memories.c.properties,
+    memories.c.content,
+    memories.c.created_at,
+    memories.c.updated_at,
+)
+
+
+def memory_from_row(row: Row[Any], score: float | None = None) -> Memory:
+    m = row._mapping
+    return Memory(
+        id=m["id"],
+        project_id=m["project"],
+        content=m["content"],
+        topic=m["topic"],
+        group=m["group"],
+        created_at=m["created_at"],
+        updated_at=m["updated_at"],
+        user_id=m["user_id"],
+        properties=m["properties"] or None,
+        score=score,
+    )

@@ -1,0 +1,136 @@
+"""Table definitions used to build queries. Alembic migrations own the DDL."""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
+
+metadata = MetaData()
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("project", String, nullable=False),
+    Column("name", String, nullable=False),
+    Column("key_hash", String, nullable=False, unique=True),
+    Column("prefix", String, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True)),
+)
+
+groups = Table(
+    "groups",
+    metadata,
+    Column("project", String, primary_key=True),
+    Column("name", String, primary_key=True),
+    Column("config", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("run_id", String, primary_key=True),
+    Column("project", String, nullable=False),
+    Column("group", String, nullable=False),
+    Column("input_type", String, nullable=False),
+    Column("starting_step", Integer, nullable=False),
+    Column("starting_step_id", String, nullable=False),
+    Column("user_id", String),
+    Column("properties", JSONB, nullable=False),
+    Column("scope_key", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("error", Text),
+    Column("raw_input", JSONB, nullable=False),
+    Column("committed_operations", JSONB),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+bus_records = Table(
+    "bus_records",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("topic", String, nullable=False),
+    Column("key", String, nullable=False),
+    Column("payload", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+buffer_items = Table(
+    "buffer_items",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("project", String, nullable=False),
+    Column("group", String, nullable=False),
+    Column("step_id", String, nullable=False),
+    Column("scope_key", String, nullable=False),
+    Column("run_id", String, nullable=False),
+    Column("payload", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+drafts = Table(
+    "drafts",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("batch_id", String, nullable=False),
+    Column("project", String, nullable=False),
+    Column("group", String, nullable=False),
+    Column("run_id", String, nullable=False),
+    Column("candidate", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+applied_batches = Table(
+    "applied_batches",
+    metadata,
+    Column("batch_id", String, primary_key=True),
+    Column("applied_at", DateTime(timezone=True), nullable=False),
+)
+
+memories = Table(
+    "memories",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("project", String, nullable=False),
+    Column("group", String, nullable=False),
+    Column("topic", String, nullable=False),
+    Column("user_id", String),
+    Column("properties", JSONB, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("embedding", Vector(), nullable=False),
+    Column("tsv", TSVECTOR),
+    Column("status", String, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("run_ids", ARRAY(String), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+memory_versions = Table(
+    "memory_versions",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("memory_id", String, nullable=False),
+    Column("project", String, nullable=False),
+    Column("group", String, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("valid_from", DateTime(timezone=True), nullable=False),
+    Column("valid_to", DateTime(timezone=True), nullable=False),
+    Column("change", String, nullable=False),
+    Column("run_id", String),
+)

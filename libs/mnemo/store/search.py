@@ -1,0 +1,121 @@
+"""Retrieval over committed memories: vector, keyword (bm25 mode), hybrid and fetch.
+
+Scores: higher is better, in [0, 1].
+- vector: cosine similarity mapped from [-1, 1] to [0, 1];
+- bm25: Postgres full-text rank (ts_rank_cd over an OR of the query's lexemes), r / (1 + r);
+- hybrid: reciprocal-rank fusion of both lists, scaled so rank 1 in both lists scores 1.0;
+- fetch: 1.0 for the bounded topic's memory of the scope; the query text is ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import ColumnElement, Row, func, literal_column, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import Memory
+from mnemo.domain.search import MemoryQuery
+from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
+from mnemo.store.schema import memories
+from mnemo.store.tenancy import visible_memories
+
+RRF_K = 60
+CANDIDATES_PER_LIST = 4
+
+
+def keyword_query(text_: str) -> ColumnElement[Any]:
+    """An OR-query of the text's English lexemes: recall first, ranking sorts it out."""
+    lexemes = func.tsvector_to_array(func.to_tsvector("english", text_))
+    return func.to_tsquery(
+        "english", func.coalesce(func.nullif(func.array_to_string(lexemes, " | "), ""), "''")
+    )
+
+
+async def vector_search(
+    conn: AsyncConnection, where: ColumnElement[bool], embedding: Sequence[float], limit: int
+) -> list[tuple[Row[Any], float]]:
+    distance = memories.c.embedding.cosine_distance(list(embedding))
+    stmt = select(*MEMORY_COLUMNS, distance.label("distance")).where(where)
+    rows = (await conn.execute(stmt.order_by(distance).limit(limit))).all()
+    if len(rows) < limit:
+        # HNSW filters after the graph walk, so a selective filter can starve it; an exact
+        # scan over the (small) filtered set restores full recall.
+        exact = stmt.order_by(distance + literal_column("0")).limit(limit)
+        rows = (await conn.execute(exact)).all()
+    return [(row, 1.0 - float(row.distance) / 2.0) for row in rows]
+
+
+async def keyword_search(
+    conn: AsyncConnection, where: ColumnElement[bool], text_: str, limit: int
+) -> list[tuple[Row[Any], float]]:
+    tsq = keyword_query(text_)
+    rank = func.ts_rank_cd(memories.c.tsv, tsq, 32)  # 32: rank / (rank + 1)
+    stmt = (
+        select(*MEMORY_COLUMNS, rank.label("rank"))
+        .where(where, memories.c.tsv.op("@@")(tsq))
+        .order_by(rank.desc(), memories.c.updated_at.desc())
+        .limit(limit)
+    )
+    return [(row, float(row.rank)) for row in (await conn.execute(stmt)).all()]
+
+
+def fuse(lists: Sequence[list[tuple[Row[Any], float]]], limit: int) -> list[tuple[Row[Any], float]]:
+    """Reciprocal-rank fusion, normalised so that first place in every list scores 1.0."""
+    scores: dict[str, float] = {}
+    rows: dict[str, Row[Any]] = {}
+    for ranked in lists:
+        for rank, (row, _) in enumerate(ranked):
+            scores[row.id] = scores.get(row.id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            rows[row.id] = row
+    best = len(lists) / (RRF_K + 1)
+    ordered = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]
+    return [(rows[mid], score / best) for mid, score in ordered]
+
+
+async def search(
+    conn: AsyncConnection,
+    query: MemoryQuery,
+    group: GroupConfig,
+    embedding: Sequence[float] | None,
+    ef_search: int,
+) -> list[Memory]:
+    where = visible_memories(query, group)
+    if query.retrieval_type == "fetch":
+        return await fetch_bounded(conn, query, group)
+    await conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
+    if query.retrieval_type == "bm25":
+        hits = await keyword_search(conn, where, query.text, query.limit)
+    elif query.retrieval_type == "vector":
+        assert embedding is not None
+        hits = await vector_search(conn, where, embedding, query.limit)
+    else:
+        assert embedding is not None
+        depth = max(query.limit * CANDIDATES_PER_LIST, 40)
+        hits = fuse(
+            [
+                await vector_search(conn, where, embedding, depth),
+                await keyword_search(conn, where, query.text, depth),
+            ],
+            query.limit,
+        )
+    return [memory_from_row(row, score=round(score, 6)) for row, score in hits]
+
+
+async def fetch_bounded(
+    conn: AsyncConnection, query: MemoryQuery, group: GroupConfig
+) -> list[Memory]:
+    """The bounded topics' memories of the caller's scope, newest first; no query needed."""
+    bounded = tuple(s for s in query.topics if group.topic(s.name).is_bounded)
+    if not bounded:
+        return []
+    narrowed = query.model_copy(update={"topics": bounded})
+    stmt = (
+        select(*MEMORY_COLUMNS)
+        .where(visible_memories(narrowed, group))
+        .order_by(memories.c.updated_at.desc())
+        .limit(query.limit)
+    )
+    return [memory_from_row(row, score=1.0) for row in (await conn.execute(stmt)).all()]

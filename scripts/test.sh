@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole suite. Embedded Postgres is started by the test fixtures; the Kafka broker is
+# started here (jars fetched from Maven Central once, then cached) and always stopped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+
+status=0
+$PY -m pytest tests -m "not kafka" -q -p no:cacheprovider || status=$?
+
+if [ -d tests/kafka ] && [ -f deploy/kafka/kafka.sh ]; then
+  export KAFKA_DATA_DIR="${KAFKA_DATA_DIR:-$(mktemp -d /tmp/mnemo-kafka.XXXXXX)}"
+  trap 'bash deploy/kafka/kafka.sh down || true' EXIT
+  bash deploy/kafka/kafka.sh up
+  $PY -m pytest tests/kafka -m kafka -q -p no:cacheprovider || status=$?
+fi
+exit $status

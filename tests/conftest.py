@@ -1,0 +1,19 @@
+"""Session-wide fixtures: the embedded Postgres server, shared by every integration test."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.postgres import TestPostgres
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestPostgres]:
+    logging.getLogger("pgserver").setLevel(logging.WARNING)
+    server = TestPostgres(Path(tmp_path_factory.mktemp("pg")))
+    yield server
+    server.stop()

@@ -1,0 +1,71 @@
+"""Engines on real Postgres, driven by a scripted OpenAI-compatible server over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mnemo.embeddings.hashing import HashEmbedder
+from mnemo.engine.engine import Engine
+from mnemo.llm.openai_client import OpenAICompatibleLLM
+from mnemo.settings import Settings
+from tests.support.postgres import TestPostgres
+from tests.support.scripted_llm import ScriptedLLMServer
+
+pytestmark = pytest.mark.integration
+
+
+def engine_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settings:
+    return Settings(
+        database_url=database_url, data_dir=data_dir, embedding_provider="hash",
+        workers=overrides.pop("workers", 8), bus_poll_seconds=0.05, buffer_tick_seconds=0.2,
+        db_pool_size=10, **overrides,
+    )
+
+
+def scripted_client(server: ScriptedLLMServer) -> OpenAICompatibleLLM:
+    return OpenAICompatibleLLM(base_url=server.base_url, api_key=None, model="scripted",
+                               timeout=10, max_attempts=3, retry_wait_scale=0.0)
+
+
+@pytest.fixture(scope="session")
+def llm_server() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm(llm_server: ScriptedLLMServer) -> ScriptedLLMServer:
+    llm_server.reset()
+    return llm_server
+
+
+@pytest.fixture(scope="session")
+async def engine(
+    postgres: TestPostgres, llm_server: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Engine]:
+    settings = engine_settings(postgres.new_database(), tmp_path_factory.mktemp("engine"))
+    eng = await Engine.start(settings, llm=scripted_client(llm_server), embedder=HashEmbedder())
+    yield eng
+    await eng.close()
+
+
+@pytest.fixture
+def project() -> str:
+    """Every test writes to its own project, so tests never see each other's memories."""
+    return f"p-{uuid.uuid4().hex[:10]}"
+
+
+def user_payload(request_json: dict[str, Any]) -> dict[str, Any]:
+    """The JSON body of the user message of a scripted call."""
+    user = next(m for m in request_json["messages"] if m["role"] == "user")
+    return json.loads(user["content"])
+
+
+def system_prompt(request_json: dict[str, Any]) -> str:
+    return next(m["content"] for m in request_json["messages"] if m["role"] == "system")

@@ -1,0 +1,43 @@
+"""Small helpers for engine tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnemo.domain.memory import Memory, Run
+from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
+from mnemo.engine.engine import Engine
+
+
+async def add(engine: Engine, project: str, body: dict[str, Any]) -> Run:
+    return await engine.add(project, AddRequest.model_validate(body))
+
+
+async def add_and_wait(engine: Engine, project: str, body: dict[str, Any], timeout: float = 20) -> Run:
+    run = await add(engine, project, body)
+    done = await engine.wait_run(project, run.run_id, timeout)
+    assert done.status.terminal, f"run {run.run_id} did not finish: {done.status}"
+    return done
+
+
+def says(*content: str) -> dict[str, Any]:
+    return {"string": {"content": list(content)}}
+
+
+def chat(*turns: tuple[str, str]) -> dict[str, Any]:
+    return {"conversation": {"messages": [{"role": r, "content": c} for r, c in turns]}}
+
+
+def facts(*items: tuple[str, str]) -> dict[str, Any]:
+    return {"pre_extracted": {"items": [{"topic": t, "content": c} for t, c in items]}}
+
+
+async def listing(engine: Engine, project: str, **body: Any) -> list[Memory]:
+    memories, _ = await engine.list_memories(project, ListRequest.model_validate(body))
+    return memories
+
+
+async def search(engine: Engine, project: str, query: str, mode: str = "hybrid", **body: Any) -> list[Memory]:
+    request = SearchRequest.model_validate(
+        {"query": query, "retrieval_config": {"retrieval_type": mode}, **body})
+    return await engine.search(project, request)
