@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.postgres import TestPostgres
+from tests.support.postgres import EmbeddedPostgres
 
 
 @pytest.fixture(scope="session")
-def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestPostgres]:
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
     logging.getLogger("pgserver").setLevel(logging.WARNING)
-    server = TestPostgres(Path(tmp_path_factory.mktemp("pg")))
+    server = EmbeddedPostgres(Path(tmp_path_factory.mktemp("pg")))
     yield server
     server.stop()

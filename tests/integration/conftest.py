@@ -14,7 +14,7 @@ from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.engine import Engine
 from mnemo.llm.openai_client import OpenAICompatibleLLM
 from mnemo.settings import Settings
-from tests.support.postgres import TestPostgres
+from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
 pytestmark = pytest.mark.integration
@@ -47,7 +47,7 @@ def llm(llm_server: ScriptedLLMServer) -> ScriptedLLMServer:
 
 @pytest.fixture(scope="session")
 async def engine(
-    postgres: TestPostgres, llm_server: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory
+    postgres: EmbeddedPostgres, llm_server: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Engine]:
     settings = engine_settings(postgres.new_database(), tmp_path_factory.mktemp("engine"))
     eng = await Engine.start(settings, llm=scripted_client(llm_server), embedder=HashEmbedder())

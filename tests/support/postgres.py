@@ -9,7 +9,7 @@ from typing import Any
 from mnemo.store.database import start_embedded
 
 
-class TestPostgres:
+class EmbeddedPostgres:
     def __init__(self, root: Path) -> None:
         self.server: Any
         self.server, self.url = start_embedded(root)

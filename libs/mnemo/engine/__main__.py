@@ -1,0 +1,33 @@
+"""`python -m mnemo.engine`: pipeline workers only (no HTTP), e.g. more worker processes
+beside `mnemo serve` on the same database. Stops cleanly on SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from mnemo.engine.engine import Engine
+from mnemo.settings import Settings
+
+
+async def run_workers(settings: Settings) -> None:
+    engine = await Engine.start(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    logging.getLogger(__name__).info("mnemo workers running (%d)", settings.workers)
+    try:
+        await stop.wait()
+    finally:
+        await engine.close()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    asyncio.run(run_workers(Settings()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""User isolation is hard in every retrieval mode; group and project isolation too."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemo.domain.requests import InvalidRequest, NotFound
+from mnemo.engine.engine import Engine
+from tests.integration.engine.helpers import add_and_wait, facts, search
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize("mode", ["vector", "bm25", "hybrid", "fetch"])
+async def test_users_never_see_each_other(engine: Engine, project: str, mode: str) -> None:
+    alice = await add_and_wait(engine, project, {"user_id": "Alice", "input": facts(
+        ("UserKnowledge", "User keeps bees on the roof."),
+        ("UserProfile", "Alice, beekeeper in Lyon."))})
+    await add_and_wait(engine, project, {"user_id": "bob", "input": facts(
+        ("UserKnowledge", "User plays the cello."))})
+    alice_ids = {o.memory_id for o in alice.committed_operations.created}  # type: ignore[union-attr]
+    for query in ("bees roof beekeeper Lyon", "cello"):
+        seen_by_bob = await search(engine, project, query, mode, user_id="BOB")
+        assert not alice_ids & {m.id for m in seen_by_bob}
+    seen_by_alice = await search(engine, project, "bees roof beekeeper Lyon", mode, user_id="alice")
+    assert {m.id for m in seen_by_alice} <= alice_ids and seen_by_alice
+
+
+async def test_user_scoped_search_needs_user_id(engine: Engine, project: str) -> None:
+    with pytest.raises(InvalidRequest) as refused:
+        await search(engine, project, "anything")
+    assert refused.value.errors[0].location == "body.user_id"
+
+
+async def test_get_and_delete_do_not_cross_users_groups_or_projects(engine: Engine, project: str) -> None:
+    run = await add_and_wait(engine, project, {"user_id": "carol", "input": facts(
+        ("UserKnowledge", "User is allergic to peanuts."))})
+    memory_id = run.committed_operations.created[0].memory_id  # type: ignore[union-attr]
+    assert (await engine.get_memory(project, "default", "CAROL", memory_id)).user_id == "carol"
+    await engine.put_group(project, "other", {"template": "default"})
+    for owner in ((project, "default", "dave"), (project, "other", "carol"),
+                  (project + "-x", "default", "carol")):
+        with pytest.raises(NotFound):
+            await engine.get_memory(*owner, memory_id)
+        with pytest.raises(NotFound):
+            await engine.delete_memory(*owner, memory_id)
+    await engine.delete_memory(project, "default", "carol", memory_id)
+    with pytest.raises(NotFound):
+        await engine.get_memory(project, "default", "carol", memory_id)
+
+
+async def test_erase_user_removes_memories_and_history(engine: Engine, project: str) -> None:
+    run = await add_and_wait(engine, project, {"user_id": "erin", "input": facts(
+        ("UserProfile", "Erin, nurse."))})
+    memory_id = run.committed_operations.created[0].memory_id  # type: ignore[union-attr]
+    await add_and_wait(engine, project, {"user_id": "erin", "input": facts(
+        ("UserProfile", "Erin, head nurse."))})
+    assert len(await engine.memory_history(project, "default", "erin", memory_id)) == 1
+    assert await engine.erase_user(project, "ERIN") == 1
+    with pytest.raises(NotFound):
+        await engine.memory_history(project, "default", "erin", memory_id)
