@@ -58,7 +58,9 @@ class LocalEmbedder:
     dim = 384
     label = "local:all-MiniLM-L6-v2"
 
-    def __init__(self, *, batch_size: int = 64, cache_size: int = 4096, device: str = "cpu") -> None:
+    def __init__(
+        self, *, batch_size: int = 64, cache_size: int = 4096, device: str = "cpu"
+    ) -> None:
         self.batch_size = batch_size
         self.cache_size = cache_size
         self.device = device

@@ -113,7 +113,9 @@ class OpenAIEmbedder:
         except openai.OpenAIError as exc:
             plural = "attempt" if attempts == 1 else "attempts"
             message = f"Embedding with {self.model} failed after {attempts} {plural}: "
-            raise EmbeddingError(scrub_secret(message + describe_error(exc), self._api_key)) from None
+            raise EmbeddingError(
+                scrub_secret(message + describe_error(exc), self._api_key)
+            ) from None
         raise AssertionError("unreachable: tenacity either returns or raises")
 
     async def _request(self, inputs: list[str]) -> list[list[float]]:

@@ -9,7 +9,6 @@ import uuid
 from dataclasses import dataclass, field
 
 from mnemo import metrics
-from mnemo.bus.base import PIPELINE_TOPIC, RUN
 from mnemo.bus.postgres import PostgresBus
 from mnemo.clock import Clock, SystemClock
 from mnemo.domain.group import GroupConfig
@@ -28,6 +27,7 @@ from mnemo.embeddings.base import Embedder
 from mnemo.engine.admission import check_add, memory_query
 from mnemo.engine.groups import GroupCache
 from mnemo.engine.runner import PipelineRunner
+from mnemo.engine.submit import PostgresSubmitter, RunSubmitter
 from mnemo.engine.ticker import run_ticker
 from mnemo.engine.worker import WorkerPool
 from mnemo.llm.base import LLM
@@ -49,6 +49,7 @@ class Engine:
     bus: PostgresBus
     groups: GroupCache
     runner: PipelineRunner
+    submitter: RunSubmitter
     workers: WorkerPool | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _ticker: asyncio.Task[None] | None = None
@@ -62,7 +63,10 @@ class Engine:
         embedder: Embedder | None = None,
         clock: Clock | None = None,
         run_workers: bool = True,
+        submitter: RunSubmitter | None = None,
     ) -> Engine:
+        """Connect (starting embedded Postgres if no URL is set) and, unless told not to,
+        start the pipeline workers. `submitter` replaces the embedded bus (distributed mode)."""
         if embedder is None:
             from mnemo.embeddings.factory import embedder_from_settings
 
@@ -83,7 +87,13 @@ class Engine:
         groups = GroupCache(database.engine, clock)
         runner = PipelineRunner(deps, bus, groups)
         engine = cls(
-            settings=settings, database=database, deps=deps, bus=bus, groups=groups, runner=runner
+            settings=settings,
+            database=database,
+            deps=deps,
+            bus=bus,
+            groups=groups,
+            runner=runner,
+            submitter=submitter or PostgresSubmitter(database.engine, bus),
         )
         log.info("mnemo engine: llm=%s embedder=%s", llm.label, embedder.label)
         if run_workers:
@@ -149,13 +159,12 @@ class Engine:
             "scope_key": key,
             "status": "running",
             "raw_input": request.input.model_dump(mode="json", exclude_none=True),
-            "committed_operations": None, "error": None,
+            "committed_operations": None,
+            "error": None,
             "created_at": now,
             "updated_at": now,
         }
-        async with self.database.engine.begin() as tx:
-            await runs.create(tx, row)
-            await self.bus.publish(tx, PIPELINE_TOPIC, key, {"kind": RUN, "run_id": run_id})
+        await self.submitter.submit(row)
         metrics.ADD_LATENCY.observe(time.perf_counter() - started)
         metrics.RUNS.labels(status="running").inc()
         return runs.run_from_row(row)
@@ -167,7 +176,7 @@ class Engine:
             raise NotFound(f"run '{run_id}' not found")
         return run
 
-    async def wait_run(self, project: str, run_id: str, timeout: float) -> Run:
+    async def wait_run(self, project: str, run_id: str, timeout: float) -> Run:  # noqa: ASYNC109
         """The run once it is terminal, or as it stands when `timeout` passes."""
         deadline = time.monotonic() + timeout
         delay = 0.02
@@ -189,9 +198,7 @@ class Engine:
             row = await runs.raw(tx, run_id)
             assert row is not None
             await runs.reopen(tx, run_id, self.deps.clock.now())
-            await self.bus.publish(
-                tx, PIPELINE_TOPIC, row["scope_key"], {"kind": RUN, "run_id": run_id}
-            )
+        await self.submitter.resubmit(row)
         return await self.get_run(project, run_id)
 
     # -- memories -----------------------------------------------------------------------

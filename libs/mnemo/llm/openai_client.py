@@ -50,7 +50,10 @@ class InvalidOutputError(Exception):
 
 
 def error_kind(exc: BaseException) -> str:
-    """Metric label for a failed attempt: rate_limit|server|timeout|connection|invalid_output|client."""
+    """The metric label of a failed attempt.
+
+    One of rate_limit, server, timeout, connection, invalid_output or client.
+    """
     if isinstance(exc, openai.RateLimitError):
         return "rate_limit"
     if isinstance(exc, openai.APIStatusError):
@@ -82,7 +85,9 @@ def describe_error(exc: BaseException) -> str:
         return "request timed out"
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__
-        return f"connection error ({type(cause).__name__}: {cause})" if cause else "connection error"
+        return (
+            f"connection error ({type(cause).__name__}: {cause})" if cause else "connection error"
+        )
     if isinstance(exc, InvalidOutputError):
         return f"invalid output: {_truncate(str(exc))}"
     return _truncate(f"{type(exc).__name__}: {exc}")
@@ -258,7 +263,7 @@ class OpenAICompatibleLLM:
             if named or calls:
                 return str((named or calls)[0].function.arguments)
             # Some servers ignore tool_choice and answer in plain content; accept that too.
-        return message.content  # type: ignore[no-any-return]
+        return message.content
 
     @staticmethod
     def _count_tokens(prompt_name: str, usage: Any) -> None:

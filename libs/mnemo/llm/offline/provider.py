@@ -1,0 +1,85 @@
+"""`OfflineLLM`: the default provider when no language model is configured.
+
+It is NOT a language model. It answers the three pipeline prompts with deterministic
+heuristics over the typed prompt context (sentence rules, templates and embedding similarity)
+so that a quickstart produces sensible memories without an API key. It never reads the
+rendered prompt text.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import BaseModel
+
+from mnemo.embeddings.base import Embedder
+from mnemo.llm.base import C, LLMError, Prompt, R
+from mnemo.llm.offline.extract import ExtractTuning, extract
+from mnemo.llm.offline.reconcile import ReconcileTuning, reconcile
+from mnemo.llm.offline.transform import transform
+from mnemo.prompts import extract as extract_prompt
+from mnemo.prompts import transform as transform_prompt
+from mnemo.prompts import transform_with_context as twc_prompt
+
+log = logging.getLogger(__name__)
+
+WARNING = (
+    "No LLM is configured: mnemo uses offline heuristics (sentence rules and embedding "
+    "similarity), not a language model. Memories will be cruder; configure an "
+    "OpenAI-compatible LLM for real extraction and reconciliation."
+)
+
+
+class OfflineLLM:
+    """Heuristic stand-in for an LLM, dispatching on `prompt.name`.
+
+    `dedupe_threshold`: similarity at or above which two sentences count as the same fact.
+    `bounded_threshold`: similarity a sentence needs to a bounded topic's brief to be merged
+    into it (summary/history-like bounded topics take every sentence).
+    `similar_threshold`: similarity at or above which two "User <verb> ..." sentences with the
+    same verb are taken to state the same attribute.
+    """
+
+    label = "offline-heuristics"
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        dedupe_threshold: float = 0.9,
+        *,
+        bounded_threshold: float = 0.25,
+        similar_threshold: float = 0.6,
+    ) -> None:
+        self.embedder = embedder
+        self.dedupe_threshold = dedupe_threshold
+        self.bounded_threshold = bounded_threshold
+        self.similar_threshold = similar_threshold
+        self._warned = False
+
+    async def complete(self, prompt: Prompt[C, R], context: C) -> R:
+        """Answer `prompt` heuristically. Raises LLMError for a prompt it does not know."""
+        self._warn_once()
+        answer = await self._answer(prompt.name, context)
+        return prompt.response_model.model_validate(answer.model_dump())
+
+    async def _answer(self, name: str, context: BaseModel) -> BaseModel:
+        if name == extract_prompt.PROMPT.name:
+            tuning = ExtractTuning(self.dedupe_threshold, self.bounded_threshold)
+            return await extract(_as(extract_prompt.Context, context), self.embedder, tuning)
+        if name == transform_prompt.PROMPT.name:
+            return await transform(_as(transform_prompt.Context, context), self.embedder)
+        if name == twc_prompt.PROMPT.name:
+            tuning_r = ReconcileTuning(self.dedupe_threshold, self.similar_threshold)
+            return await reconcile(_as(twc_prompt.Context, context), self.embedder, tuning_r)
+        raise LLMError(f"{self.label} has no heuristic for prompt {name!r}")
+
+    def _warn_once(self) -> None:
+        if not self._warned:
+            self._warned = True
+            log.warning(WARNING)
+
+
+def _as(model: type[Any], context: BaseModel) -> Any:
+    """`context` as `model`, re-validated if a caller passed an equivalent model."""
+    return context if isinstance(context, model) else model.model_validate(context.model_dump())

@@ -1,0 +1,107 @@
+"""Offline heuristics for the `transform` prompt: combine a batch by templates, not reasoning.
+
+- Continual-learning fragments (topics naming a goal, actions and feedback) become one
+  "When <goal>, after <actions>: <feedback>." memory.
+- Anything else for a single output topic becomes one "a; b; c." memory.
+- With several output topics, items already in an output topic pass through and the rest
+  are joined per most similar output topic.
+- Instructions that demand feedback ("write nothing if there is no feedback") yield nothing
+  when no item has a feedback topic. Other instructions are not interpreted.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mnemo.embeddings.base import Embedder
+from mnemo.llm.offline.extract import brief_text
+from mnemo.llm.offline.text import finish_sentence
+from mnemo.llm.offline.vectors import Vectors
+from mnemo.prompts.extract import ExtractedMemory
+from mnemo.prompts.transform import Context, Response
+
+_NEEDS_FEEDBACK = re.compile(
+    r"\b(?:nothing|skip|do not write|don't write|no memor\w*)\b[^.]*\bfeedback\b", re.IGNORECASE
+)
+
+
+async def transform(ctx: Context, embedder: Embedder) -> Response:
+    """Heuristic transform; see the module docstring."""
+    if not ctx.items or not ctx.output_topics:
+        return Response(memories=[])
+    if _NEEDS_FEEDBACK.search(ctx.instructions) and not _has_role(ctx.items, "feedback"):
+        return Response(memories=[])
+    if len(ctx.output_topics) == 1:
+        content = combine(ctx.items)
+        memories = [ExtractedMemory(topic=ctx.output_topics[0].name, content=content)]
+        return Response(memories=[m for m in memories if m.content])
+    return Response(memories=await _spread(ctx, embedder))
+
+
+def _has_role(items: list[ExtractedMemory], role: str) -> bool:
+    return any(role in item.topic.lower() for item in items)
+
+
+def _clause(text: str) -> str:
+    """An item as a clause: no final period, lower-cased first letter unless a name/acronym."""
+    text = " ".join(text.split()).rstrip(" .!;,:")
+    first = text.split(" ", 1)[0] if text else ""
+    if first and first not in {"User", "I"} and not first[1:2].isupper():
+        text = text[0].lower() + text[1:]
+    return text
+
+
+_SUBJECTS = {"user", "the", "a", "an", "they", "he", "she", "we", "it", "someone", "i"}
+_PAST = re.compile(r"^(?:\w+ed|made|took|ran|wrote|sent|found|got|went|did|used|tried|built)$")
+
+
+def _goal_phrase(goal: str) -> str:
+    """ "book a flight" -> "asked to book a flight"; "User wants ..." stays as it is."""
+    first = goal.split(" ", 1)[0].lower()
+    if first in _SUBJECTS or first.endswith(("s", "ed", "ing")):
+        return goal
+    return f"asked to {goal}"
+
+
+def _actions_phrase(actions: str) -> str:
+    """ "searched flights" -> "the agent searched flights"; "searching flights" stays."""
+    first = actions.split(" ", 1)[0].lower()
+    return f"the agent {actions}" if _PAST.match(first) else actions
+
+
+def combine(items: list[ExtractedMemory]) -> str:
+    """One deterministic text for a batch: a lesson template or a "; "-joined list."""
+    goals = [_clause(i.content) for i in items if "goal" in i.topic.lower()]
+    actions = [_clause(i.content) for i in items if "action" in i.topic.lower()]
+    feedback = [_clause(i.content) for i in items if "feedback" in i.topic.lower()]
+    if not feedback or not (goals or actions):
+        return finish_sentence("; ".join(" ".join(i.content.split()).rstrip(" .") for i in items))
+    situation = []
+    if goals:
+        situation.append("When " + _goal_phrase(" and ".join(goals)))
+    if actions:
+        situation.append(("after " if goals else "After ") + _actions_phrase("; ".join(actions)))
+    rest = [
+        _clause(i.content)
+        for i in items
+        if not any(k in i.topic.lower() for k in ("goal", "action", "feedback"))
+    ]
+    lesson = "; ".join(feedback + rest)
+    return finish_sentence(f"{', '.join(situation)}: {lesson}")
+
+
+async def _spread(ctx: Context, embedder: Embedder) -> list[ExtractedMemory]:
+    outputs = {t.name: t for t in ctx.output_topics}
+    passthrough = [i for i in ctx.items if i.topic in outputs]
+    others = [i for i in ctx.items if i.topic not in outputs]
+    if not others:
+        return passthrough
+    briefs = [brief_text(t) for t in ctx.output_topics]
+    vectors = await Vectors.of(embedder, briefs + [i.content for i in others])
+    grouped: dict[str, list[ExtractedMemory]] = {}
+    for item in others:
+        scores = [vectors.similarity(item.content, b) for b in briefs]
+        best = ctx.output_topics[scores.index(max(scores))].name
+        grouped.setdefault(best, []).append(item)
+    combined = [ExtractedMemory(topic=t, content=combine(group)) for t, group in grouped.items()]
+    return passthrough + [m for m in combined if m.content]

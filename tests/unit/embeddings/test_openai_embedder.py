@@ -1,0 +1,78 @@
+"""OpenAIEmbedder against the scripted server's /v1/embeddings (deterministic hash vectors)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pytest
+
+from mnemo.embeddings.hashing import hash_embedding
+from mnemo.embeddings.openai_embedder import BATCH_SIZE, EmbeddingError, OpenAIEmbedder
+from tests.support.scripted_llm import EMBEDDINGS, ScriptedLLMServer
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer() as scripted:
+        yield scripted
+
+
+@pytest.fixture(autouse=True)
+def clean(server: ScriptedLLMServer) -> None:
+    server.reset()
+
+
+def make_embedder(server: ScriptedLLMServer, model: str, dim: int = 64) -> OpenAIEmbedder:
+    return OpenAIEmbedder(
+        base_url=server.base_url,
+        api_key=None,
+        model=model,
+        dim=dim,
+        max_attempts=3,
+        retry_wait_scale=0.0,
+    )
+
+
+async def test_batches_keep_order_and_vectors_are_unit_length(server: ScriptedLLMServer) -> None:
+    texts = [f"memory number {i}" for i in range(BATCH_SIZE + 3)]
+
+    vectors = await make_embedder(server, "text-embedding-3-small").embed(texts)
+
+    assert len(vectors) == len(texts)
+    assert vectors[-1] == pytest.approx(hash_embedding(texts[-1], 64))
+    assert all(math.isclose(math.fsum(v * v for v in vec), 1.0) for vec in vectors)
+    calls = server.embedding_calls
+    assert [len(c["input"]) for c in calls] == [BATCH_SIZE, 3]
+    assert calls[0]["dimensions"] == 64
+
+
+async def test_dimensions_are_only_sent_to_text_embedding_3(server: ScriptedLLMServer) -> None:
+    server.embedding_dim = 64
+    try:
+        await make_embedder(server, "nomic-embed-text").embed(["hello"])
+    finally:
+        server.embedding_dim = 384
+
+    assert "dimensions" not in server.embedding_calls[0]
+
+
+async def test_server_errors_are_retried(server: ScriptedLLMServer) -> None:
+    server.fail(EMBEDDINGS, status=502, times=2)
+
+    [vector] = await make_embedder(server, "text-embedding-3-small").embed(["hello"])
+
+    assert len(vector) == 64
+    assert len(server.embedding_calls) == 3
+
+
+async def test_a_dimension_mismatch_is_reported(server: ScriptedLLMServer) -> None:
+    with pytest.raises(EmbeddingError, match="384-dimensional"):
+        await make_embedder(server, "nomic-embed-text", dim=64).embed(["hello"])
+
+
+async def test_exhausted_retries_raise_a_readable_error(server: ScriptedLLMServer) -> None:
+    server.fail(EMBEDDINGS, status=503, times=10)
+
+    with pytest.raises(EmbeddingError, match=r"failed after 3 attempts: 503 Service Unavailable"):
+        await make_embedder(server, "text-embedding-3-small").embed(["hello"])
