@@ -76,6 +76,9 @@ class Engine:
 
             llm = llm_from_settings(settings, embedder)
         clock = clock or SystemClock()
+        warm_up = getattr(embedder, "warm_up", None)
+        if warm_up is not None:  # load a local model now, not inside the first request
+            await warm_up()
         database = await connect(
             settings.database_url,
             settings.data_dir,
