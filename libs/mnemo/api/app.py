@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
 from mnemo.api.routes import auth, groups, health, memories, runs, users
+from mnemo.api.text_guard import reject_nul_in_parameters
 from mnemo.engine.engine import Engine
 from mnemo.settings import Settings
 
@@ -46,7 +47,13 @@ def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
             if owned:
                 await app.state.engine.close()
 
-    app = FastAPI(title="mnemo", version="1.0.0", description=DESCRIPTION, lifespan=lifespan)
+    app = FastAPI(
+        title="mnemo",
+        version="1.0.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        dependencies=[Depends(reject_nul_in_parameters)],
+    )
     app.state.settings = settings
     app.state.engine = engine
     for module in (memories, runs, groups, auth, users, health):

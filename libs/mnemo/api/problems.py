@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -57,19 +57,24 @@ class Unauthorized(Exception):
 
 
 def problem_response(
-    status: int, detail: str, errors: Sequence[FieldError | ProblemError] = (), **headers: str
+    status: int,
+    detail: str,
+    errors: Sequence[FieldError | ProblemError] = (),
+    headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     problem = Problem(
         title=_TITLES.get(status, "Error"),
         status=status,
         detail=detail,
-        errors=[ProblemError(location=e.location, message=e.message, value=e.value) for e in errors],
+        errors=[
+            ProblemError(location=e.location, message=e.message, value=e.value) for e in errors
+        ],
     )
     return JSONResponse(
         problem.model_dump(mode="json"),
         status_code=status,
         media_type=PROBLEM_MEDIA_TYPE,
-        headers=headers or None,
+        headers=dict(headers) if headers else None,
     )
 
 
@@ -114,8 +119,9 @@ async def _not_found(_: Request, exc: Exception) -> JSONResponse:
 
 
 async def _unauthorized(_: Request, exc: Exception) -> JSONResponse:
-    return problem_response(401, str(exc) or "a valid API key is required",
-                            **{"WWW-Authenticate": "Bearer"})
+    return problem_response(
+        401, str(exc) or "a valid API key is required", headers={"WWW-Authenticate": "Bearer"}
+    )
 
 
 async def _request_validation(_: Request, exc: Exception) -> JSONResponse:
@@ -126,7 +132,7 @@ async def _request_validation(_: Request, exc: Exception) -> JSONResponse:
 
 async def _http_exception(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    return problem_response(exc.status_code, str(exc.detail), **(exc.headers or {}))
+    return problem_response(exc.status_code, str(exc.detail), headers=exc.headers)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -69,9 +69,10 @@ class CommittedOperationOut(CommittedOperation):
 
 
 class CommittedOperationsOut(CommittedOperations):
-    created: list[CommittedOperationOut] = []
-    updated: list[CommittedOperationOut] = []
-    deleted: list[CommittedOperationOut] = []
+    # Narrower element types than the base's, for serialization only.
+    created: list[CommittedOperationOut] = []  # type: ignore[assignment]
+    updated: list[CommittedOperationOut] = []  # type: ignore[assignment]
+    deleted: list[CommittedOperationOut] = []  # type: ignore[assignment]
 
 
 class RunOut(Run):

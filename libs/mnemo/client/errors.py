@@ -40,7 +40,7 @@ class ConflictError(APIError):
     """409: the operation does not fit the resource's state (e.g. retrying a completed run)."""
 
 
-class ConnectionError(MnemoError):  # noqa: A001 - mirrors the Engram SDK's name
+class ConnectionError(MnemoError):
     """The server could not be reached."""
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "ToolCall",
     "Topic",
     "VectorRetrieval",
+    "retrieval",
 ]
 
 Topic = TopicSelector
@@ -82,6 +83,22 @@ class FetchRetrieval(_Retrieval):
 
 
 RetrievalConfig = VectorRetrieval | BM25Retrieval | HybridRetrieval | FetchRetrieval
+
+_RETRIEVALS: dict[str, type[RetrievalConfig]] = {
+    "vector": VectorRetrieval,
+    "bm25": BM25Retrieval,
+    "hybrid": HybridRetrieval,
+    "fetch": FetchRetrieval,
+}
+
+
+def retrieval(kind: str, limit: int | None = None) -> RetrievalConfig:
+    """The retrieval config named `kind` (vector, bm25, hybrid or fetch)."""
+    try:
+        return _RETRIEVALS[kind](limit=limit)
+    except KeyError:
+        raise ValueError(f"unknown retrieval type {kind!r}; one of {sorted(_RETRIEVALS)}") from None
+
 
 # What `memories.add` accepts: text, texts, OpenAI-style message dicts, or a typed input.
 InputLike = (

@@ -72,7 +72,7 @@ def to_add_input(data: InputLike) -> AddInput:
         return AddInput(pre_extracted=data)
     items = list(data)
     if all(isinstance(i, str) for i in items):
-        return AddInput(string=StringInput(content=items))  # type: ignore[arg-type]
+        return AddInput(string=StringInput(content=items))
     return AddInput(conversation=ConversationInput.model_validate({"messages": items}))
 
 
@@ -86,8 +86,10 @@ def add_request(data: InputLike, **fields: Any) -> AddRequest:
 def search_request(
     query: str, topics: list[TopicLike] | None, retrieval: RetrievalLike, **fields: Any
 ) -> SearchRequest:
-    config = {"retrieval_type": retrieval, "limit": None} if isinstance(retrieval, str) else (
-        retrieval.wire() if retrieval is not None else None
+    config = (
+        {"retrieval_type": retrieval, "limit": None}
+        if isinstance(retrieval, str)
+        else (retrieval.wire() if retrieval is not None else None)
     )
     try:
         return SearchRequest(query=query, topics=topics, retrieval_config=config, **_given(fields))
@@ -130,6 +132,7 @@ def _segment(value: str) -> str:
 
 # --- calls -------------------------------------------------------------------------------
 
+
 def add_memories(request: AddRequest) -> Call[AddResult]:
     return Call("POST", "/v1/memories", AddResult.model_validate, json=_body(request))
 
@@ -143,8 +146,12 @@ def list_memories(request: ListRequest) -> Call[SearchResults]:
 
 
 def get_memory(memory_id: str, user_id: str | None, group: str | None) -> Call[Memory]:
-    return Call("GET", f"/v1/memories/{_segment(memory_id)}", Memory.model_validate,
-                params=_scope(user_id, group))
+    return Call(
+        "GET",
+        f"/v1/memories/{_segment(memory_id)}",
+        Memory.model_validate,
+        params=_scope(user_id, group),
+    )
 
 
 def delete_memory(
@@ -162,13 +169,20 @@ def memory_history(
     def parse(data: Any) -> list[MemoryVersion]:
         return [MemoryVersion.model_validate(v) for v in data["versions"]]
 
-    return Call("GET", f"/v1/memories/{_segment(memory_id)}/history", parse, params=_scope(user_id, group))
+    return Call(
+        "GET", f"/v1/memories/{_segment(memory_id)}/history", parse, params=_scope(user_id, group)
+    )
 
 
 def get_run(run_id: str, wait: float | None = None) -> Call[Run]:
     params = {"wait": wait} if wait else None
-    return Call("GET", f"/v1/runs/{_segment(run_id)}", Run.model_validate, params=params,
-                extra_timeout=wait or 0.0)
+    return Call(
+        "GET",
+        f"/v1/runs/{_segment(run_id)}",
+        Run.model_validate,
+        params=params,
+        extra_timeout=wait or 0.0,
+    )
 
 
 def retry_run(run_id: str) -> Call[Run]:
@@ -187,7 +201,9 @@ def get_group(name: str) -> Call[GroupConfig]:
 
 
 def put_group(name: str, document: GroupDocument) -> Call[GroupConfig]:
-    return Call("PUT", f"/v1/groups/{_segment(name)}", GroupConfig.model_validate, json=_body(document))
+    return Call(
+        "PUT", f"/v1/groups/{_segment(name)}", GroupConfig.model_validate, json=_body(document)
+    )
 
 
 def wait_for_run(run_id: str, timeout: float, now: Callable[[], float]) -> WaitPlan:

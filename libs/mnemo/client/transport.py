@@ -45,16 +45,19 @@ def _request_kwargs(call: Call[Any], timeout: float) -> dict[str, Any]:
 
 
 class SyncTransport:
-    def __init__(self, base_url: str, api_key: str | None, timeout: float,
-                 http: httpx.Client | None = None) -> None:
+    def __init__(
+        self, base_url: str, api_key: str | None, timeout: float, http: httpx.Client | None = None
+    ) -> None:
         self.timeout = timeout
-        self.http = http or httpx.Client(base_url=base_url.rstrip("/"),
-                                         headers=default_headers(api_key))
+        self.http = http or httpx.Client(
+            base_url=base_url.rstrip("/"), headers=default_headers(api_key)
+        )
 
     def send(self, call: Call[T]) -> T:
         try:
-            response = self.http.request(call.method, call.path,
-                                         **_request_kwargs(call, self.timeout))
+            response = self.http.request(
+                call.method, call.path, **_request_kwargs(call, self.timeout)
+            )
         except httpx.TransportError as exc:
             raise ConnectionError(str(exc)) from exc
         return outcome(call, response)
@@ -73,16 +76,23 @@ class SyncTransport:
 
 
 class AsyncTransport:
-    def __init__(self, base_url: str, api_key: str | None, timeout: float,
-                 http: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        timeout: float,
+        http: httpx.AsyncClient | None = None,
+    ) -> None:
         self.timeout = timeout
-        self.http = http or httpx.AsyncClient(base_url=base_url.rstrip("/"),
-                                              headers=default_headers(api_key))
+        self.http = http or httpx.AsyncClient(
+            base_url=base_url.rstrip("/"), headers=default_headers(api_key)
+        )
 
     async def send(self, call: Call[T]) -> T:
         try:
-            response = await self.http.request(call.method, call.path,
-                                               **_request_kwargs(call, self.timeout))
+            response = await self.http.request(
+                call.method, call.path, **_request_kwargs(call, self.timeout)
+            )
         except httpx.TransportError as exc:
             raise ConnectionError(str(exc)) from exc
         return outcome(call, response)

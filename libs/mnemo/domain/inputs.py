@@ -10,8 +10,27 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 InputType = Literal["string", "conversation", "pre_extracted"]
 
 
+def refuse_nul(value: Any) -> Any:
+    """Postgres text cannot hold NUL characters: refuse them with a clear message."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError("text must not contain NUL (\\x00) characters")
+    elif isinstance(value, dict):
+        for item in value.values():
+            refuse_nul(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            refuse_nul(item)
+    return value
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        return refuse_nul(data)
 
 
 class ToolCallFunction(_Strict):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any
 
-from mnemo.domain.inputs import AddInput
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from mnemo.domain.inputs import AddInput, refuse_nul
 from mnemo.domain.search import RetrievalType, TopicSelector
 
 Properties = dict[str, str]
@@ -14,6 +16,16 @@ Properties = dict[str, str]
 
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        return refuse_nul(data)
+
+    @field_validator("group", mode="before", check_fields=False)
+    @classmethod
+    def _default_group(cls, value: object) -> object:
+        return "default" if value is None else value
 
 
 class AddRequest(_Request):
@@ -36,11 +48,6 @@ class SearchRequest(_Request):
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
     retrieval_config: RetrievalConfig | None = None
-
-    @field_validator("group", mode="before")
-    @classmethod
-    def _default_group(cls, value: object) -> object:
-        return "default" if value is None else value
 
 
 class ListRequest(_Request):

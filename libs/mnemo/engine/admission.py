@@ -6,6 +6,7 @@ from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import AddRequest, FieldError, InvalidRequest, ListRequest, SearchRequest
 from mnemo.domain.scope import normalize_user_id
 from mnemo.domain.search import MemoryQuery, RetrievalType, TopicSelector
+from mnemo.engine.runner import takes_raw_input
 from mnemo.store.tenancy import IsolationError, visible_memories
 
 
@@ -46,7 +47,16 @@ def check_add(group: GroupConfig, request: AddRequest) -> None:
                     )
                 )
     try:
-        group.pipeline.entry_for(request.input.input_type, request.root)
+        entry = group.pipeline.entry_for(request.input.input_type, request.root)
+        if not takes_raw_input(entry) and request.input.pre_extracted is None:
+            errors.append(
+                FieldError(
+                    location="body.root",
+                    value=request.root,
+                    message=f"step '{entry.id}' comes after extraction: only pre_extracted input "
+                    "can start there",
+                )
+            )
     except LookupError as exc:
         errors.append(
             FieldError(

@@ -254,7 +254,9 @@ class Engine:
 
     async def erase_user(self, project: str, user_id: str) -> int:
         normalized = normalize_user_id(user_id)
-        assert normalized is not None
+        if normalized is None:
+            raise InvalidRequest("user_id must not be blank",
+                                 [FieldError(location="path.user_id", message="blank user_id")])
         async with self.database.engine.begin() as conn:
             return await memory_store.erase_user(conn, project, normalized)
 

@@ -31,7 +31,7 @@ from mnemo.engine.groups import GroupCache
 from mnemo.steps.base import Batch, Deps
 from mnemo.steps.buffer import Buffered, flush_reason
 from mnemo.steps.commit import commit
-from mnemo.steps.extract import extract
+from mnemo.steps.extract import extract, pre_extracted_candidates
 from mnemo.steps.transform import transform
 from mnemo.steps.transform_with_context import transform_with_context
 from mnemo.store import buffers, runs
@@ -73,7 +73,10 @@ class PipelineRunner:
             properties=row["properties"],
             inputs=[AddInput.model_validate(row["raw_input"])],
         )
-        return batch, group, group.pipeline.step(row["starting_step_id"])
+        step = group.pipeline.step(row["starting_step_id"])
+        if not takes_raw_input(step):  # a root past extraction: items enter as they are
+            batch.candidates, batch.inputs = pre_extracted_candidates(batch), []
+        return batch, group, step
 
     async def _start_flush(self, record: Record) -> tuple[Batch, GroupConfig, Step | None]:
         p = record.payload
@@ -182,6 +185,13 @@ class PipelineRunner:
         await buffers.remove(tx, [i.id for i in held])
         log.info("buffer %s/%s flushed %d items (%s)", key.group, step.id, len(held), reason)
         return reason
+
+
+def takes_raw_input(step: Step) -> bool:
+    """Steps that see raw inputs: extraction, and sliding windows that feed it."""
+    return isinstance(step, ExtractStep) or (
+        isinstance(step, BufferStep) and step.mode == "sliding_window"
+    )
 
 
 def _marker(batch: Batch) -> dict[str, Any]:

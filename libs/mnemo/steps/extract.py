@@ -20,22 +20,27 @@ log = logging.getLogger(__name__)
 async def extract(
     deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch
 ) -> list[Candidate]:
-    out: list[Candidate] = []
+    out: list[Candidate] = pre_extracted_candidates(batch)
     for raw in batch.inputs:
-        if raw.pre_extracted is not None:
-            out.extend(
-                Candidate(
-                    content=item.content.strip(),
-                    topic=item.topic,
-                    user_id=batch.user_id,
-                    properties=batch.properties,
-                    run_id=batch.run_id,
-                )
-                for item in raw.pre_extracted.items
-            )
-        else:
+        if raw.pre_extracted is None:
             out.extend(await _extract_with_llm(deps, group, step, batch, raw))
     return out
+
+
+def pre_extracted_candidates(batch: Batch) -> list[Candidate]:
+    """Caller-extracted items become candidates as they are: no LLM involved."""
+    return [
+        Candidate(
+            content=item.content.strip(),
+            topic=item.topic,
+            user_id=batch.user_id,
+            properties=batch.properties,
+            run_id=batch.run_id,
+        )
+        for raw in batch.inputs
+        if raw.pre_extracted is not None
+        for item in raw.pre_extracted.items
+    ]
 
 
 async def _extract_with_llm(

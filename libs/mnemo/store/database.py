@@ -25,6 +25,8 @@ class Database:
 
     async def close(self) -> None:
         await self.engine.dispose()
+        if self.embedded is not None:  # stops Postgres once no other process uses it
+            await asyncio.to_thread(self.embedded.cleanup)
 
 
 def _async_url(url: str) -> str:
@@ -42,7 +44,8 @@ def start_embedded(data_dir: Path) -> tuple[Any, str]:
         raise RuntimeError("the embedded database needs `pip install pgserver`") from exc
     pg_dir = data_dir / "pg"
     pg_dir.mkdir(parents=True, exist_ok=True)
-    server = pgserver.get_server(str(pg_dir), cleanup_mode=None)
+    # "stop": the server stops when the last process using this data folder lets go of it.
+    server = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
     server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     return server, server.get_uri()
 

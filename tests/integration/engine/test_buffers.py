@@ -141,3 +141,24 @@ async def test_sliding_window_gives_extract_the_last_inputs(
         await harness.drain()
     windows = [user_payload(c).get("earlier_context_do_not_extract", []) for c in llm.calls_for("extract")]
     assert windows == [[], ["m1"], ["m1", "m2"]]
+
+
+async def test_daily_rollup_commits_through_the_day_then_rolls_up(
+    harness: Harness, project: str, llm: ScriptedLLMServer
+) -> None:
+    await harness.engine.put_group(project, "days", {"template": "daily_rollup"})
+    llm.script("extract", lambda r: {"memories": [
+        {"topic": "Activity", "content": line} for line in user_payload(r)["input"]]})
+    llm.script("transform", lambda r: {"memories": [{"topic": "DailyActivity", "content": "Day: " + ", ".join(
+        m["content"] for m in user_payload(r)["memories"])}]})
+    runs = [await add(harness.engine, project, {"group": "days", "user_id": "u", "input": says(t)})
+            for t in ("wrote the report", "fixed the bike")]
+    await harness.drain()
+    assert [await harness.status(project, r.run_id) for r in runs] == ["completed"] * 2
+    activities = await listing(harness.engine, project, group="days", user_id="u", topics=["Activity"])
+    assert sorted(m.content for m in activities) == ["fixed the bike", "wrote the report"]
+    assert await harness.tick() == 0
+    harness.clock.advance(3601)  # past midnight UTC
+    assert await harness.tick() == 1
+    daily = await listing(harness.engine, project, group="days", user_id="u", topics=["DailyActivity"])
+    assert [m.content for m in daily] == ["Day: wrote the report, fixed the bike"]

@@ -59,3 +59,21 @@ async def test_erase_user_removes_memories_and_history(engine: Engine, project: 
     assert await engine.erase_user(project, "ERIN") == 1
     with pytest.raises(NotFound):
         await engine.memory_history(project, "default", "erin", memory_id)
+
+
+async def test_property_filters_with_per_topic_override(engine: Engine, project: str) -> None:
+    await engine.put_group(project, "chat", {"template": "personalization"})
+    for conversation in ("c1", "c2"):
+        await add_and_wait(engine, project, {
+            "group": "chat", "user_id": "u1", "properties": {"conversation_id": conversation},
+            "input": facts(("ConversationSummary", f"Summary of {conversation}."),
+                           ("UserKnowledge", f"User mentioned {conversation}."))})
+    scoped = await search(engine, project, "summary mentioned", "bm25", group="chat", user_id="u1",
+                          properties={"conversation_id": "c1"})
+    assert sorted(m.content for m in scoped) == ["Summary of c1.", "User mentioned c1."]
+    cleared = await search(engine, project, "summary mentioned", "bm25", group="chat", user_id="u1",
+                           properties={"conversation_id": "c1"},
+                           topics=["ConversationSummary",
+                                   {"name": "UserKnowledge", "properties": {"conversation_id": None}}])
+    assert sorted(m.content for m in cleared) == ["Summary of c1.", "User mentioned c1.",
+                                                  "User mentioned c2."]

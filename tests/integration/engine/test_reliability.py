@@ -108,3 +108,7 @@ async def test_root_starts_the_pipeline_at_the_named_step(
                                                    {"topic": "UserKnowledge", "content": "Direct."}]}}})
     assert run.starting_step == 4 and run.status == "completed"
     assert llm.calls == []
+    assert [m.content for m in await listing(engine, project, user_id="u1")] == ["Direct."]
+    with pytest.raises(InvalidRequest) as refused:
+        await add(engine, project, {"user_id": "u1", "root": "reconcile", "input": says("x y z")})
+    assert refused.value.errors[0].location == "body.root"

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path
 
 from mnemo.api.deps import EngineDep, ProjectDep
 from mnemo.api.schemas import GroupList, GroupSummary
+from mnemo.api.text_guard import reject_nul_in_body
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import GroupDocument
 
@@ -37,6 +38,7 @@ async def put_group(
 
     The document is the JSON equivalent of a group YAML file.
     """
+    reject_nul_in_body(body)
     document = body.model_dump(exclude_none=True)
     if not document.get("description"):
         document.pop("description", None)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Response
 
 from mnemo.api.deps import EngineDep, ProjectDep
 from mnemo.api.schemas import AddBody, AddResponse, ListBody, MemoryHistory, MemoryOut, MemoryPage
+from mnemo.api.text_guard import reject_nul_in_body
 from mnemo.domain.requests import SearchRequest
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
@@ -21,6 +22,7 @@ GroupQuery = Annotated[str | None, Query(max_length=64, description="Group; defa
 @router.post("", response_model=AddResponse, response_model_exclude_none=True)
 async def add_memories(body: AddBody, engine: EngineDep, project: ProjectDep) -> AddResponse:
     """Record an add durably and start its pipeline run; poll the run for results."""
+    reject_nul_in_body(body)
     run = await engine.add(project, body)
     return AddResponse(run_id=run.run_id, status=run.status, error=run.error)
 
@@ -30,6 +32,7 @@ async def search_memories(
     body: SearchRequest, engine: EngineDep, project: ProjectDep
 ) -> MemoryPage:
     """Vector, BM25, hybrid or fetch retrieval over the selected topics, with scores."""
+    reject_nul_in_body(body)
     found = await engine.search(project, body)
     return MemoryPage.model_validate({"memories": found, "total": len(found)}, from_attributes=True)
 
@@ -42,6 +45,7 @@ async def search_memories(
 )
 async def list_memories(body: ListBody, engine: EngineDep, project: ProjectDep) -> MemoryPage:
     """mnemo extension: newest memories first without a query; `total` counts all matches."""
+    reject_nul_in_body(body)
     found, total = await engine.list_memories(project, body)
     return MemoryPage.model_validate({"memories": found, "total": total}, from_attributes=True)
 

@@ -1,0 +1,1 @@
+"""The `mnemo` command line: serve, keys, add/search/runs, import/export."""

@@ -1,0 +1,76 @@
+"""Options and helpers shared by the CLI commands; settings are built per command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel
+
+from mnemo.client import MnemoClient
+from mnemo.client.errors import MnemoError
+from mnemo.settings import Settings
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+UrlOption = Annotated[
+    str, typer.Option("--url", envvar="MNEMO_URL", help="Base URL of the mnemo server")
+]
+ApiKeyOption = Annotated[
+    str | None, typer.Option("--api-key", envvar="MNEMO_API_KEY", help="API key (Bearer)")
+]
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Data directory (embedded Postgres lives in DATA_DIR/pg)"),
+]
+ProjectOption = Annotated[
+    str | None, typer.Option("--project", help="Project (default: MNEMO_PROJECT or 'default')")
+]
+UserOption = Annotated[str | None, typer.Option("--user", "-u", help="user_id")]
+GroupOption = Annotated[str | None, typer.Option("--group", "-g", help="group (default 'default')")]
+PropertyOption = Annotated[
+    list[str] | None, typer.Option("--property", "-p", help="KEY=VALUE, repeatable")
+]
+
+
+def settings_with(**overrides: Any) -> Settings:
+    """Settings from the environment, with the options the user actually gave on top."""
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def remote_client(url: str, api_key: str | None) -> MnemoClient:
+    return MnemoClient(base_url=url, api_key=api_key)
+
+
+def parse_properties(pairs: list[str] | None) -> dict[str, str] | None:
+    if not pairs:
+        return None
+    properties: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--property")
+        properties[key] = value
+    return properties
+
+
+def to_jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def print_json(value: Any) -> None:
+    typer.echo(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2))
+
+
+def fail(exc: MnemoError) -> typer.Exit:
+    """Report a client error on stderr and return the exit to raise."""
+    typer.echo(f"error: {exc}", err=True)
+    for error in getattr(exc, "errors", []):
+        typer.echo(f"  {error.get('location')}: {error.get('message')}", err=True)
+    return typer.Exit(code=1)

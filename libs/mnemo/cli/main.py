@@ -1,0 +1,28 @@
+"""The `mnemo` command (entry point `mnemo.cli.main:app`)."""
+
+from __future__ import annotations
+
+import typer
+
+from mnemo.cli import keys
+from mnemo.cli.exporter import export_command
+from mnemo.cli.importer import import_command
+from mnemo.cli.remote import add_command, runs_command, search_command
+from mnemo.cli.serve import serve_command
+
+app = typer.Typer(
+    name="mnemo",
+    help="mnemo: self-hosted memory for AI agents (Engram v1 API compatible).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.command("serve")(serve_command)
+app.add_typer(keys.app, name="keys")
+app.command("add")(add_command)
+app.command("search")(search_command)
+app.command("runs")(runs_command)
+app.command("import")(import_command)
+app.command("export")(export_command)
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,54 @@
+"""`mnemo serve`: gateway + pipeline workers + embedded Postgres in one process."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+import uvicorn
+
+from mnemo.api import create_app
+from mnemo.api.app import LOOPBACK_HOSTS
+from mnemo.cli.common import DataDirOption, settings_with
+from mnemo.engine.engine import Engine
+from mnemo.settings import Settings
+
+
+async def local_key(engine: Engine, settings: Settings) -> str | None:
+    """On loopback, a fresh key when the project has no active one (shown once)."""
+    if settings.auth_disabled or settings.host not in LOOPBACK_HOSTS:
+        return None
+    active = [k for k in await engine.list_keys(settings.project) if k.revoked_at is None]
+    if active:
+        return None
+    _, secret = await engine.create_key(settings.project, "local")
+    return secret
+
+
+async def serve(settings: Settings) -> None:
+    engine = await Engine.start(settings)
+    try:
+        url = f"http://{settings.host}:{settings.port}"
+        secret = await local_key(engine, settings)
+        typer.echo(f"mnemo listening on {url} (project '{settings.project}')", err=True)
+        if secret:
+            typer.echo(f"created a local API key: {secret}", err=True)
+            typer.echo(f"  export MNEMO_URL={url} MNEMO_API_KEY={secret}", err=True)
+        elif not settings.auth_disabled:
+            typer.echo("using existing API keys (`mnemo keys create` makes another)", err=True)
+        config = uvicorn.Config(
+            create_app(settings, engine), host=settings.host, port=settings.port, log_level="info"
+        )
+        await uvicorn.Server(config).serve()
+    finally:
+        await engine.close()
+
+
+def serve_command(
+    host: Annotated[str | None, typer.Option("--host", help="Bind address")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port")] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Serve the Engram v1 API with embedded workers (and embedded Postgres by default)."""
+    asyncio.run(serve(settings_with(host=host, port=port, data_dir=data_dir)))

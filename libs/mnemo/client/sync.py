@@ -1,0 +1,159 @@
+"""`MnemoClient`: the synchronous HTTP client, shaped like the Engram SDK's."""
+
+from __future__ import annotations
+
+import builtins
+import time
+from typing import Any
+
+import httpx
+
+from mnemo.client import requests as r
+from mnemo.client.models import (
+    AddResult,
+    GroupConfig,
+    GroupSummary,
+    InputLike,
+    Memory,
+    MemoryVersion,
+    Run,
+    SearchResults,
+)
+from mnemo.client.transport import DEFAULT_TIMEOUT, SyncTransport
+from mnemo.domain.requests import GroupDocument
+
+
+class Memories:
+    def __init__(self, transport: SyncTransport) -> None:
+        self._t = transport
+
+    def add(
+        self,
+        input: InputLike,
+        *,
+        user_id: str | None = None,
+        group: str | None = None,
+        properties: dict[str, str] | None = None,
+        root: str | None = None,
+    ) -> AddResult:
+        request = r.add_request(
+            input, user_id=user_id, group=group, properties=properties, root=root
+        )
+        return self._t.send(r.add_memories(request))
+
+    def search(
+        self,
+        query: str,
+        *,
+        topics: builtins.list[r.TopicLike] | None = None,
+        user_id: str | None = None,
+        group: str | None = None,
+        properties: dict[str, str] | None = None,
+        retrieval_config: r.RetrievalLike = None,
+    ) -> SearchResults:
+        request = r.search_request(
+            query, topics, retrieval_config, user_id=user_id, group=group, properties=properties
+        )
+        return self._t.send(r.search_memories(request))
+
+    def list(
+        self,
+        *,
+        topics: builtins.list[r.TopicLike] | None = None,
+        user_id: str | None = None,
+        group: str | None = None,
+        properties: dict[str, str] | None = None,
+        limit: int = 20,
+    ) -> SearchResults:
+        request = r.list_request(topics, limit, user_id=user_id, group=group, properties=properties)
+        return self._t.send(r.list_memories(request))
+
+    def get(
+        self, memory_id: str, *, user_id: str | None = None, group: str | None = None
+    ) -> Memory:
+        return self._t.send(r.get_memory(memory_id, user_id, group))
+
+    def delete(
+        self,
+        memory_id: str,
+        *,
+        user_id: str | None = None,
+        group: str | None = None,
+        erase: bool = False,
+    ) -> None:
+        self._t.send(r.delete_memory(memory_id, user_id, group, erase))
+
+    def history(
+        self, memory_id: str, *, user_id: str | None = None, group: str | None = None
+    ) -> builtins.list[MemoryVersion]:
+        return self._t.send(r.memory_history(memory_id, user_id, group))
+
+
+class Runs:
+    def __init__(self, transport: SyncTransport) -> None:
+        self._t = transport
+
+    def get(self, run_id: str) -> Run:
+        return self._t.send(r.get_run(run_id))
+
+    def wait(self, run_id: str, *, timeout: float = 30.0) -> Run:
+        """The run once completed or failed; RunTimeoutError after `timeout` seconds."""
+        return self._t.drive(r.wait_for_run(run_id, timeout, time.monotonic))
+
+    def retry(self, run_id: str) -> Run:
+        return self._t.send(r.retry_run(run_id))
+
+
+class Groups:
+    def __init__(self, transport: SyncTransport) -> None:
+        self._t = transport
+
+    def list(self) -> builtins.list[GroupSummary]:
+        return self._t.send(r.list_groups())
+
+    def get(self, name: str) -> GroupConfig:
+        return self._t.send(r.get_group(name))
+
+    def put(self, name: str, document: dict[str, Any] | GroupDocument) -> GroupConfig:
+        """Create or replace a group from `{"template": ...}` or `{"topics", "pipeline"}`."""
+        return self._t.send(r.put_group(name, GroupDocument.model_validate(document)))
+
+
+class Users:
+    def __init__(self, transport: SyncTransport) -> None:
+        self._t = transport
+
+    def erase(self, user_id: str) -> int:
+        """Hard-erase all memories of a user; returns how many were removed."""
+        return self._t.send(r.erase_user(user_id))
+
+
+class MnemoClient:
+    """Synchronous client for a mnemo (or any Engram v1) server."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str = "http://127.0.0.1:8080",
+        api_key: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self._transport = SyncTransport(base_url, api_key, timeout, http_client)
+        self.memories = Memories(self._transport)
+        self.runs = Runs(self._transport)
+        self.groups = Groups(self._transport)
+        self.users = Users(self._transport)
+
+    def verify(self) -> None:
+        """Raises AuthenticationError unless the API key is valid."""
+        self._transport.send(r.verify_key())
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> MnemoClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

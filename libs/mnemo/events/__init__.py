@@ -1,0 +1,24 @@
+"""Record schemas of the distributed mode's Kafka topics (one module per topic).
+
+Every record is JSON (UTF-8) and keyed by its run's scope key (`mnemo.domain.scope.scope_key`),
+so one scope stays on one partition and is processed in order. See `raw.RawEvent` for the
+documented schema that outside producers may publish directly.
+"""
+
+from mnemo.events.codec import decode, encode
+from mnemo.events.dlq import DlqRecord
+from mnemo.events.raw import RawEvent
+from mnemo.events.stage import StageEvent
+from mnemo.events.status import RunStatusEvent
+from mnemo.events.topics import TopicKind, TopicNames
+
+__all__ = [
+    "DlqRecord",
+    "RawEvent",
+    "RunStatusEvent",
+    "StageEvent",
+    "TopicKind",
+    "TopicNames",
+    "decode",
+    "encode",
+]

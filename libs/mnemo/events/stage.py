@@ -1,0 +1,29 @@
+"""The inter-stage topics (`extracted`, `batches`, `drafts`): a batch and the step to run next.
+
+Which topic carries a StageEvent follows from the kind of `step_id` in the group's pipeline
+(buffer -> extracted, transform/transform_with_context -> batches, commit -> drafts), so each
+service consumes the records whose next step it executes. Keyed by `batch.scope_key`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemo.steps.base import Batch
+
+
+class StageEvent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = 1
+    step_id: str  # the step of `batch.group`'s pipeline that runs next
+    batch: Batch
+    # When each run of the batch was added: the committer's end-to-end latency.
+    run_started: dict[str, datetime] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return self.batch.scope_key

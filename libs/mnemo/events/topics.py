@@ -1,0 +1,53 @@
+"""Versioned topic names: `{prefix}.{kind}.{version}`, e.g. `mnemo.raw.v1`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class TopicKind(StrEnum):
+    """What a topic carries, and so which service consumes it."""
+
+    raw = "raw"  # RawEvent: adds, from the gateway or outside producers -> extractor
+    extracted = "extracted"  # StageEvent whose next step is a buffer -> buffer
+    batches = "batches"  # StageEvent whose next step is a transform -> transformer
+    drafts = "drafts"  # StageEvent whose next step is a commit -> committer
+    status = "run-status"  # RunStatusEvent -> committer (writes the runs table)
+    dlq = "dlq"  # DlqRecord: poison records with their error -> `mnemo dlq`
+    ticks = "buffer-ticks"  # internal: the buffer service's time-trigger ticks
+
+
+# Keyed by scope key and co-partitioned: they all have the same partition count.
+PIPELINE_KINDS = (
+    TopicKind.raw,
+    TopicKind.extracted,
+    TopicKind.batches,
+    TopicKind.drafts,
+    TopicKind.status,
+    TopicKind.ticks,
+)
+
+
+@dataclass(frozen=True)
+class TopicNames:
+    prefix: str = "mnemo"
+    version: str = "v1"
+
+    def name(self, kind: TopicKind) -> str:
+        return f"{self.prefix}.{kind.value}.{self.version}"
+
+    @property
+    def raw(self) -> str:
+        return self.name(TopicKind.raw)
+
+    @property
+    def dlq(self) -> str:
+        return self.name(TopicKind.dlq)
+
+    def kind_of(self, topic: str) -> TopicKind:
+        """The kind of one of our topic names (raises ValueError for others)."""
+        for kind in TopicKind:
+            if self.name(kind) == topic:
+                return kind
+        raise ValueError(f"{topic!r} is not a {self.prefix}/{self.version} topic")

@@ -1,0 +1,59 @@
+"""The faust app every stage service is built on: broker, store, timeouts, /metrics, lag."""
+
+from __future__ import annotations
+
+import logging
+
+import faust
+from prometheus_client import generate_latest
+
+from mnemo.kafka.lag import LagMonitor
+from mnemo.kafka.settings import KafkaSettings
+
+log = logging.getLogger(__name__)
+
+
+def json_schema() -> faust.Schema:
+    """Table keys as UTF-8 strings, values as JSON documents."""
+    return faust.Schema(key_serializer="raw", value_serializer="json")
+
+
+def make_app(service: str, ks: KafkaSettings, source_topics: list[str]) -> faust.App:
+    """A faust app whose id is the service's consumer group; tables recover from changelogs."""
+    app = faust.App(
+        ks.group_id(service),
+        broker=ks.broker_url,
+        store="memory://",
+        topic_partitions=ks.kafka_partitions,
+        topic_replication_factor=ks.kafka_replication_factor,
+        topic_disable_leader=True,
+        table_standby_replicas=0,
+        consumer_auto_offset_reset="earliest",
+        broker_session_timeout=ks.kafka_session_timeout_seconds,
+        broker_heartbeat_interval=min(3.0, ks.kafka_session_timeout_seconds / 4),
+        broker_commit_interval=1.0,
+        producer_acks=-1,
+        web_enabled=ks.metrics_port > 0,
+        web_port=ks.metrics_port or 6066,
+        web_bind=ks.metrics_host,
+        web_host=ks.metrics_host,
+    )
+    if ks.metrics_port > 0:
+
+        @app.page("/metrics")
+        async def metrics_page(
+            web: faust.web.View, request: faust.web.Request
+        ) -> faust.web.Response:
+            return web.bytes(generate_latest(), content_type="text/plain")
+
+    monitor = LagMonitor(ks.kafka_bootstrap_servers, ks.group_id(service), source_topics)
+
+    @app.timer(ks.kafka_lag_interval_seconds)
+    async def measure_lag() -> None:
+        try:
+            await monitor.measure()
+        except Exception as exc:  # the lag gauge is best effort; the pipeline goes on
+            log.warning("%s: consumer lag not measured (%s)", service, exc)
+            await monitor.close()
+
+    return app

@@ -1,0 +1,89 @@
+"""`mnemo dlq list|replay`: read dead-lettered records and re-drive them.
+
+Replay publishes a `running` status for the record's runs (reopening them if they failed;
+keyed like the record, so it precedes any new failure on the same status partition), then
+the original payload to its source topic with its original key. Entries already replayed
+are remembered as the committed offset of the `{prefix}-dlq-replay` consumer group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from aiokafka import TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.structs import OffsetAndMetadata
+
+from mnemo.domain.memory import RunState
+from mnemo.events.codec import decode, encode
+from mnemo.events.dlq import DlqRecord
+from mnemo.events.status import RunStatusEvent
+from mnemo.events.topics import TopicKind
+from mnemo.kafka.reader import producer, read_topic
+from mnemo.kafka.settings import KafkaSettings
+from mnemo.kafka.topics import topic_names
+
+
+@dataclass(frozen=True)
+class DlqEntry:
+    partition: int
+    offset: int
+    record: DlqRecord
+
+
+def replay_group(ks: KafkaSettings) -> str:
+    return f"{ks.kafka_topic_prefix}-dlq-replay"
+
+
+async def list_dlq(ks: KafkaSettings, start: dict[int, int] | None = None) -> list[DlqEntry]:
+    """The DLQ's records (from `start`, default the beginning), oldest first."""
+    out = []
+    async for stored in read_topic(ks.kafka_bootstrap_servers, topic_names(ks).dlq, start):
+        out.append(DlqEntry(stored.partition, stored.offset, decode(DlqRecord, stored.value)))
+    return out
+
+
+async def replay_dlq(ks: KafkaSettings, offsets: list[int] | None = None) -> list[DlqEntry]:
+    """Re-drive the given DLQ offsets, or every entry not replayed before. Returns them."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=ks.kafka_bootstrap_servers)
+    await admin.start()
+    try:
+        done = await admin.list_consumer_group_offsets(replay_group(ks))
+        start = {tp.partition: meta.offset for tp, meta in done.items() if meta.offset >= 0}
+        if offsets is not None:
+            entries = [e for e in await list_dlq(ks) if e.offset in set(offsets)]
+        else:
+            entries = await list_dlq(ks, start)
+        await _republish(ks, entries)
+        if offsets is None and entries:
+            commit = {}
+            for e in entries:
+                commit[TopicPartition(topic_names(ks).dlq, e.partition)] = OffsetAndMetadata(
+                    e.offset + 1, ""
+                )
+            await admin.alter_consumer_group_offsets(replay_group(ks), commit)
+        return entries
+    finally:
+        await admin.close()
+
+
+async def _republish(ks: KafkaSettings, entries: list[DlqEntry]) -> None:
+    names = topic_names(ks)
+    p = await producer(ks.kafka_bootstrap_servers)
+    try:
+        for entry in entries:
+            r = entry.record
+            key = (r.key or "").encode()
+            if r.run_ids:
+                status = RunStatusEvent(
+                    run_ids=r.run_ids,
+                    status=RunState.running,
+                    scope_key=r.key or "",
+                    at=datetime.now(UTC),
+                    service="dlq-replay",
+                )
+                await p.send_and_wait(names.name(TopicKind.status), encode(status), key=key)
+            await p.send_and_wait(r.source_topic, r.payload.encode(), key=key or None)
+    finally:
+        await p.stop()

@@ -1,0 +1,73 @@
+"""Pre-creating the topics with explicit partition counts (faust hangs on a mismatch)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError
+
+from mnemo.events.topics import PIPELINE_KINDS, TopicKind, TopicNames
+from mnemo.kafka.settings import KafkaSettings
+
+log = logging.getLogger(__name__)
+
+
+def topic_names(ks: KafkaSettings) -> TopicNames:
+    return TopicNames(ks.kafka_topic_prefix, ks.kafka_topic_version)
+
+
+def wanted(ks: KafkaSettings) -> dict[str, tuple[int, dict[str, str]]]:
+    """Every topic with its partition count and configs."""
+    names = topic_names(ks)
+    out: dict[str, tuple[int, dict[str, str]]] = {
+        names.name(k): (ks.kafka_partitions, {}) for k in PIPELINE_KINDS
+    }
+    out[names.raw] = (ks.kafka_partitions, {"retention.ms": str(ks.kafka_raw_retention_ms)})
+    out[names.dlq] = (ks.kafka_dlq_partitions, {"retention.ms": "-1"})
+    out[names.name(TopicKind.ticks)] = (ks.kafka_partitions, {"retention.ms": "3600000"})
+    return out
+
+
+async def ensure_topics(ks: KafkaSettings, wait_seconds: float = 60.0) -> None:
+    """Create missing topics; raise if an existing one has another partition count."""
+    admin = await _admin(ks, wait_seconds)
+    try:
+        topics = wanted(ks)
+        existing = set(await admin.list_topics())
+        missing = [
+            NewTopic(name, parts, ks.kafka_replication_factor, topic_configs=configs)
+            for name, (parts, configs) in topics.items()
+            if name not in existing
+        ]
+        if missing:
+            try:
+                await admin.create_topics(missing)
+            except TopicAlreadyExistsError:
+                pass  # another service created them first
+            log.info("created topics %s", ", ".join(t.name for t in missing))
+        for info in await admin.describe_topics(list(topics)):
+            have, want = len(info["partitions"]), topics[info["topic"]][0]
+            if have != want:
+                raise RuntimeError(
+                    f"topic {info['topic']} has {have} partitions but {want} are configured; "
+                    "partition counts must match (faust tables hang otherwise)"
+                )
+    finally:
+        await admin.close()
+
+
+async def _admin(ks: KafkaSettings, wait_seconds: float) -> AIOKafkaAdminClient:
+    deadline = asyncio.get_running_loop().time() + wait_seconds
+    while True:
+        admin = AIOKafkaAdminClient(bootstrap_servers=ks.kafka_bootstrap_servers)
+        try:
+            await admin.start()
+            return admin
+        except (KafkaConnectionError, KafkaError, OSError) as exc:
+            await admin.close()
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            log.warning("broker not reachable yet (%s); retrying", exc)
+            await asyncio.sleep(1.0)

@@ -1,0 +1,57 @@
+"""The committer's stage: apply a batch's drafts to Postgres in one transaction, idempotently."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from mnemo import metrics
+from mnemo.domain.memory import RunState
+from mnemo.domain.pipeline import CommitStep
+from mnemo.engine.groups import GroupCache
+from mnemo.events.stage import StageEvent
+from mnemo.events.status import RunStatusEvent
+from mnemo.events.topics import TopicKind
+from mnemo.stages.routing import Emit, forward
+from mnemo.steps.base import Deps
+from mnemo.steps.commit import commit
+
+
+@dataclass
+class CommitOutcome:
+    applied: bool
+    emits: list[Emit] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+
+
+async def commit_stage(
+    deps: Deps, groups: GroupCache, event: StageEvent, service: str
+) -> CommitOutcome:
+    """Commit the batch (`steps.commit`, deduplicated by batch id) and route what follows.
+
+    A redelivered batch changes nothing and emits nothing. An applied one emits `completed`
+    for its runs and, for a commit step with `next`, forwards the batch.
+    """
+    batch = event.batch
+    group = await groups.get(batch.project, batch.group)
+    step = group.pipeline.step(event.step_id)
+    if not isinstance(step, CommitStep):
+        raise TypeError(f"step '{step.id}' is {step.kind}, not commit")
+    started = time.perf_counter()
+    async with deps.db.begin() as tx:
+        ops = await commit(deps, tx, group, step, batch)
+    metrics.STEP_LATENCY.labels(step="commit").observe(time.perf_counter() - started)
+    if ops is None:
+        return CommitOutcome(applied=False)
+    now = deps.clock.now()
+    status = RunStatusEvent(
+        run_ids=batch.run_ids,
+        status=RunState.completed,
+        scope_key=batch.scope_key,
+        at=now,
+        service=service,
+    )
+    emits = [Emit(TopicKind.status, batch.scope_key, status)]
+    emits += forward(group.pipeline.following(step), batch, event.run_started)
+    latencies = [(now - t).total_seconds() for t in event.run_started.values()]
+    return CommitOutcome(applied=True, emits=emits, latencies=latencies)

@@ -1,0 +1,53 @@
+"""Routing by pipeline: the kind of the step that runs next decides the topic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from mnemo.domain.pipeline import BufferStep, Step
+from mnemo.events.stage import StageEvent
+from mnemo.events.topics import TopicKind
+from mnemo.steps.base import Batch
+
+# Which step kinds each stage service executes itself.
+EXTRACTOR_KINDS = frozenset({"extract"})
+TRANSFORMER_KINDS = frozenset({"transform", "transform_with_context"})
+
+
+@dataclass(frozen=True)
+class Emit:
+    """One record to publish: its topic kind, its key (a scope key) and its value."""
+
+    kind: TopicKind
+    key: str
+    record: BaseModel
+
+
+class UnroutableStep(ValueError):
+    """A step that no stage service can receive from another stage."""
+
+
+def topic_for(step: Step) -> TopicKind:
+    """The topic whose consumer executes `step`."""
+    if isinstance(step, BufferStep):
+        if step.mode == "sliding_window":
+            raise UnroutableStep(
+                f"sliding-window buffer '{step.id}' must be an entry step (the extractor runs it)"
+            )
+        return TopicKind.extracted
+    if step.kind in TRANSFORMER_KINDS:
+        return TopicKind.batches
+    if step.kind == "commit":
+        return TopicKind.drafts
+    raise UnroutableStep(f"step '{step.id}' ({step.kind}) can only start a run")
+
+
+def forward(step: Step | None, batch: Batch, run_started: dict[str, datetime]) -> list[Emit]:
+    """The record that hands `batch` to `step` (none when the pipeline has ended)."""
+    if step is None:
+        return []
+    event = StageEvent(step_id=step.id, batch=batch, run_started=run_started)
+    return [Emit(topic_for(step), batch.scope_key, event)]

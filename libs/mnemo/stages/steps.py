@@ -1,0 +1,43 @@
+"""Executing the LLM steps on a batch, with the embedded runner's semantics.
+
+`run_step` is the dispatch the embedded `PipelineRunner._step` does for extract, transform
+and transform_with_context; `run_chain` runs consecutive steps that one stage handles.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+
+from mnemo import metrics
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.pipeline import ExtractStep, Step, TransformStep, TransformWithContextStep
+from mnemo.steps.base import Batch, Deps
+from mnemo.steps.extract import extract
+from mnemo.steps.transform import transform
+from mnemo.steps.transform_with_context import transform_with_context
+
+
+async def run_step(deps: Deps, group: GroupConfig, step: Step, batch: Batch) -> None:
+    """Apply one extract / transform / transform_with_context step to `batch` in place."""
+    if isinstance(step, ExtractStep):
+        batch.candidates = [*batch.candidates, *await extract(deps, group, step, batch)]
+        batch.inputs = []
+    elif isinstance(step, TransformStep):
+        batch.candidates = await transform(deps, group, step, batch)
+    elif isinstance(step, TransformWithContextStep):
+        batch.candidates = await transform_with_context(deps, group, step, batch)
+    else:
+        raise TypeError(f"step '{step.id}' ({step.kind}) is not an LLM step")
+
+
+async def run_chain(
+    deps: Deps, group: GroupConfig, step: Step | None, batch: Batch, kinds: Collection[str]
+) -> Step | None:
+    """Run steps from `step` while their kind is in `kinds`; return the first other step."""
+    while step is not None and step.kind in kinds:
+        started = time.perf_counter()
+        await run_step(deps, group, step, batch)
+        metrics.STEP_LATENCY.labels(step=step.kind).observe(time.perf_counter() - started)
+        step = group.pipeline.following(step)
+    return step

@@ -1,0 +1,1 @@
+"""The buffer stage service: per-scope buffers in a changelog-backed faust table."""

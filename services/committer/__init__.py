@@ -1,0 +1,1 @@
+"""The committer stage service: drafts -> Postgres (idempotent); run-status -> runs table."""

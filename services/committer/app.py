@@ -1,0 +1,55 @@
+"""Committer: apply drafts with `stages.commit`, emit run status; apply run-status events."""
+
+from __future__ import annotations
+
+import faust
+
+from mnemo import metrics
+from mnemo.events.codec import decode
+from mnemo.events.stage import StageEvent
+from mnemo.events.status import RunStatusEvent
+from mnemo.events.topics import TopicKind
+from mnemo.kafka.app import make_app
+from mnemo.kafka.handler import Incoming, handle
+from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.settings import KafkaSettings
+from mnemo.kafka.topics import topic_names
+from mnemo.stages.commit import commit_stage
+from mnemo.stages.routing import Emit
+from mnemo.stages.status import apply_status
+
+SERVICE = "committer"
+
+
+def create_app(ks: KafkaSettings) -> faust.App:
+    names = topic_names(ks)
+    app = make_app(SERVICE, ks, [names.name(TopicKind.drafts), names.name(TopicKind.status)])
+    rt = Runtime(SERVICE, ks, app)
+
+    async def commit_work(incoming: Incoming) -> list[Emit]:
+        event = decode(StageEvent, incoming.value)
+        incoming.run_ids, incoming.scope_key = event.batch.run_ids, event.key
+        outcome = await commit_stage(await rt.deps(), await rt.groups(), event, SERVICE)
+        if outcome.applied:
+            metrics.RUNS.labels(status="completed").inc(len(event.batch.run_ids))
+            for seconds in outcome.latencies:
+                metrics.RUN_LATENCY.observe(seconds)
+        return outcome.emits
+
+    async def status_work(incoming: Incoming) -> list[Emit]:
+        event = decode(RunStatusEvent, incoming.value)
+        deps = await rt.deps()
+        await apply_status(deps.db, event, deps.clock.now())
+        return []
+
+    @app.agent(rt.topics[TopicKind.drafts])
+    async def commit(stream: faust.StreamT) -> None:
+        async for event in stream.events():
+            await handle(rt, Incoming.of(event), commit_work)
+
+    @app.agent(rt.topics[TopicKind.status])
+    async def status(stream: faust.StreamT) -> None:
+        async for event in stream.events():
+            await handle(rt, Incoming.of(event), status_work)
+
+    return app

@@ -1,0 +1,1 @@
+"""The extractor stage service: raw adds -> extract -> the next step's topic."""

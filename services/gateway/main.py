@@ -1,0 +1,24 @@
+"""Process shell of the gateway: `uvicorn services.gateway.main:create --factory`.
+
+Settings are read from the environment once, when the factory runs, never at import time.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from mnemo.api import create_app
+from mnemo.settings import Settings
+
+
+def create() -> FastAPI:
+    """The uvicorn factory: one Settings object, one app; the engine starts in its lifespan."""
+    return create_app(Settings())
+
+
+def run(settings: Settings | None = None) -> None:
+    """Serve the gateway (with embedded workers) on the configured host and port."""
+    import uvicorn
+
+    settings = settings or Settings()
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")

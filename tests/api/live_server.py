@@ -1,0 +1,112 @@
+"""A real mnemo gateway on 127.0.0.1 in a background thread, for HTTP-level tests.
+
+The thread owns its event loop, its Engine (workers included) and a uvicorn server, so
+sync SDK calls made from a test never block the server. Pipeline LLM calls go to a
+ScriptedLLMServer in echo mode (deterministic "User said: ..." memories).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import uvicorn
+
+from mnemo.api import create_app
+from mnemo.embeddings.hashing import HashEmbedder
+from mnemo.engine.engine import Engine
+from mnemo.llm.openai_client import OpenAICompatibleLLM
+from mnemo.settings import Settings
+from tests.support.scripted_llm import ScriptedLLMServer
+
+
+def gateway_settings(database_url: str, data_dir: Path, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "database_url": database_url,
+        "data_dir": data_dir,
+        "embedding_provider": "hash",
+        "embedding_dim": 384,
+        "workers": 4,
+        "db_pool_size": 5,
+        "bus_poll_seconds": 0.05,
+        "buffer_tick_seconds": 0.2,
+        "max_body_bytes": 64 * 1024,
+        **overrides,
+    }
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def scripted_llm(server: ScriptedLLMServer) -> OpenAICompatibleLLM:
+    return OpenAICompatibleLLM(
+        base_url=server.base_url,
+        api_key="test",
+        model="scripted",
+        max_attempts=2,
+        retry_wait_scale=0,
+    )
+
+
+@dataclass
+class LiveServer:
+    settings: Settings
+    llm_server: ScriptedLLMServer
+    url: str = ""
+    _server: uvicorn.Server | None = None
+    _thread: threading.Thread | None = None
+    engine: Engine | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+    _error: list[BaseException] = field(default_factory=list)
+
+    def start(self) -> LiveServer:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        self._thread = threading.Thread(
+            target=self._run, args=(sock,), daemon=True, name="mnemo-live-server"
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 60
+        while not (self._server and self._server.started):
+            if self._error:
+                raise RuntimeError("the live server failed to start") from self._error[0]
+            if time.monotonic() > deadline:
+                raise RuntimeError("the live server did not start within 60 s")
+            time.sleep(0.05)
+        return self
+
+    def _run(self, sock: socket.socket) -> None:
+        try:
+            asyncio.run(self._serve(sock))
+        except BaseException as exc:  # surfaced by start()
+            self._error.append(exc)
+
+    async def _serve(self, sock: socket.socket) -> None:
+        engine = await Engine.start(
+            self.settings, llm=scripted_llm(self.llm_server), embedder=HashEmbedder(384)
+        )
+        self.engine, self._loop = engine, asyncio.get_running_loop()
+        try:
+            app = create_app(self.settings, engine)
+            config = uvicorn.Config(
+                app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+            )
+            self._server = uvicorn.Server(config)
+            await self._server.serve(sockets=[sock])
+        finally:
+            await engine.close()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+
+    def create_key(self, project: str, name: str = "test") -> str:
+        """A new API key for `project`, made by the server's own engine, in its loop."""
+        assert self._loop is not None and self.engine is not None
+        future = asyncio.run_coroutine_threadsafe(self.engine.create_key(project, name), self._loop)
+        return future.result(timeout=30)[1]

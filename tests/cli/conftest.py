@@ -1,0 +1,5 @@
+"""Fixtures of the CLI tests (see tests/api/fixtures.py)."""
+
+from tests.api.fixtures import Tenant, live_server, llm_server, tenant
+
+__all__ = ["Tenant", "live_server", "llm_server", "tenant"]

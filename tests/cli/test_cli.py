@@ -1,0 +1,135 @@
+"""The `mnemo` CLI: key creation for scripts, and resumable imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from mnemo.cli.importer import ImportState
+from mnemo.cli.main import app
+from tests.api.fixtures import Tenant
+from tests.api.live_server import LiveServer
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_keys_create_prints_only_a_usable_key(live_server: LiveServer) -> None:
+    project = f"cli-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{ROOT / 'libs'}{os.pathsep}{ROOT}",
+        "MNEMO_DATABASE_URL": str(live_server.settings.database_url),
+        "MNEMO_EMBEDDING_PROVIDER": "hash",
+        "MNEMO_EMBEDDING_DIM": "384",
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mnemo.cli.main",
+            "keys",
+            "create",
+            "--project",
+            project,
+            "--name",
+            "ci",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    key = done.stdout.strip()
+    assert done.stdout == key + "\n" and key.startswith("mnemo_")
+    verify = httpx.get(
+        f"{live_server.url}/v1/auth/verify", headers={"Authorization": f"Bearer {key}"}
+    )
+    assert verify.status_code == 204
+
+    listed = subprocess.run(
+        [sys.executable, "-m", "mnemo.cli.main", "keys", "list", "--project", project],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert listed.returncode == 0 and "\tci\t" in listed.stdout
+    key_id = listed.stdout.split("\t")[0]
+    revoked = subprocess.run(
+        [sys.executable, "-m", "mnemo.cli.main", "keys", "revoke", key_id],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert revoked.returncode == 0, revoked.stderr
+    assert (
+        httpx.get(
+            f"{live_server.url}/v1/auth/verify", headers={"Authorization": f"Bearer {key}"}
+        ).status_code
+        == 401
+    )
+
+
+def _lines(user: str, third_has_user: bool) -> str:
+    third = {"text": "I fly kites"} | ({"user_id": user} if third_has_user else {})
+    records = [
+        {"messages": [{"role": "user", "content": "I bake bread"}], "user_id": user},
+        {"content": ["I knit scarves"], "user_id": user.upper()},
+        third,
+    ]
+    return "\n".join(json.dumps(r) for r in records) + "\n"
+
+
+def test_import_resumes_after_failure(tenant: Tenant, tmp_path: Path) -> None:
+    source = tmp_path / "memories.jsonl"
+    source.write_text(_lines(tenant.user, third_has_user=False))
+    args = ["import", str(source), "--no-progress", "--url", tenant.url, "--api-key", tenant.key]
+    runner = CliRunner()
+
+    first = runner.invoke(app, args)
+    assert first.exit_code == 1, first.output
+    state_path = ImportState.path_for(source)
+    assert ImportState.load(state_path) == ImportState(acknowledged_lines=2, runs=2)
+
+    source.write_text(_lines(tenant.user, third_has_user=True))
+    second = runner.invoke(app, args)
+    assert second.exit_code == 0, second.output
+    assert ImportState.load(state_path) == ImportState(acknowledged_lines=3, runs=3)
+
+    again = runner.invoke(app, args)  # nothing left to do
+    assert again.exit_code == 0 and ImportState.load(state_path).runs == 3
+
+
+def test_add_search_runs_export(tenant: Tenant, tmp_path: Path) -> None:
+    runner = CliRunner()
+    remote = ["--url", tenant.url, "--api-key", tenant.key]
+    added = runner.invoke(
+        app, ["add", "I climb volcanoes", "--user", tenant.user, "--wait", "30", *remote]
+    )
+    assert added.exit_code == 0, added.output
+    run = json.loads(added.stdout)
+    assert run["status"] == "completed"
+    shown = runner.invoke(app, ["runs", run["run_id"], *remote])
+    assert json.loads(shown.stdout)["run_id"] == run["run_id"]
+    found = runner.invoke(
+        app, ["search", "volcanoes", "--user", tenant.user, "--type", "bm25", *remote]
+    )
+    assert json.loads(found.stdout)[0]["content"] == "User said: I climb volcanoes"
+    out = tmp_path / "export.jsonl"
+    exported = runner.invoke(app, ["export", "--user", tenant.user, "-o", str(out), *remote])
+    assert exported.exit_code == 0, exported.output
+    assert [json.loads(line)["topic"] for line in out.read_text().splitlines()] == ["UserKnowledge"]

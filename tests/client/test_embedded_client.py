@@ -1,0 +1,64 @@
+"""EmbeddedClient: the same API with the Engine in-process, no server."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from mnemo.client import (
+    BM25Retrieval,
+    EmbeddedClient,
+    NotFoundError,
+    PreExtractedInput,
+    PreExtractedItem,
+    ValidationError,
+)
+from mnemo.embeddings.hashing import HashEmbedder
+from tests.api.live_server import gateway_settings, scripted_llm
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="session")
+async def embedded(postgres, llm_server, tmp_path_factory) -> AsyncIterator[EmbeddedClient]:
+    settings = gateway_settings(
+        postgres.new_database("embedded"), Path(tmp_path_factory.mktemp("embedded"))
+    )
+    client = await EmbeddedClient.start(
+        settings, llm=scripted_llm(llm_server), embedder=HashEmbedder(384)
+    )
+    yield client
+    await client.close()
+
+
+async def test_embedded_round_trip(embedded: EmbeddedClient) -> None:
+    user = f"u-{uuid.uuid4().hex[:6]}"
+    added = await embedded.memories.add(["I grow tomatoes", "I keep bees"], user_id=user)
+    run = await embedded.runs.wait(added.run_id, timeout=30)
+    assert run.status == "completed" and run.committed_operations is not None
+    assert len(run.committed_operations.created) == 2
+
+    found = await embedded.memories.search("bees", user_id=user, retrieval_config=BM25Retrieval())
+    assert [m.content for m in found] == ["User said: I keep bees"]
+    listed = await embedded.memories.list(user_id=user.upper())
+    assert listed.total == 2
+    memory = await embedded.memories.get(found[0].id, user_id=user)
+    await embedded.memories.delete(memory.id, user_id=user)
+    with pytest.raises(NotFoundError):
+        await embedded.memories.get(memory.id, user_id=user)
+    assert [g.name for g in await embedded.groups.list()] == ["default"]
+
+
+async def test_embedded_errors(embedded: EmbeddedClient) -> None:
+    with pytest.raises(ValidationError) as caught:
+        await embedded.memories.add(
+            PreExtractedInput(items=[PreExtractedItem(content="x", topic="Nope")]), user_id="u"
+        )
+    assert caught.value.errors[0]["location"] == "body.input.pre_extracted.items[0].topic"
+    with pytest.raises(NotFoundError):
+        await embedded.memories.search("x", user_id="u", group="missing")
+    with pytest.raises(NotFoundError):
+        await embedded.runs.get("missing")

@@ -1,0 +1,129 @@
+"""The Kafka suite: a live broker on 127.0.0.1:9092 (`bash deploy/kafka/kafka.sh up`), the
+gateway engine with the Kafka submitter in-process, and the four stage services as
+subprocesses. Topic prefixes are unique per session, so reruns never collide."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from mnemo.embeddings.hashing import HashEmbedder
+from mnemo.engine.engine import Engine
+from mnemo.kafka.gateway import close_engine, start_engine
+from mnemo.kafka.settings import KafkaSettings
+from mnemo.llm.openai_client import OpenAICompatibleLLM
+from mnemo.settings import Settings
+from tests.kafka.services import STAGES, Service, stage_env
+from tests.support.postgres import EmbeddedPostgres
+from tests.support.scripted_llm import ScriptedLLMServer
+
+BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+
+GROUP = {
+    "topics": [
+        {"name": "Facts", "description": "Facts about the user.", "scoping": {"user_scoped": True}},
+        {"name": "State", "description": "The user's current state.",
+         "scoping": {"user_scoped": True}, "is_bounded": True},
+    ],
+    "pipeline": {"steps": [
+        {"id": "extract_string", "kind": "extract", "input_type": "string", "next": "hold"},
+        {"id": "hold", "kind": "buffer", "triggers": {"count": 2, "idle_seconds": 0.4},
+         "next": "reconcile"},
+        {"id": "reconcile", "kind": "transform_with_context", "next": "commit"},
+        {"id": "pre_extracted", "kind": "extract", "input_type": "pre_extracted", "next": "commit"},
+        {"id": "commit", "kind": "commit"},
+    ]},
+}  # fmt: skip
+
+
+def _broker_up() -> bool:
+    host, _, port = BOOTSTRAP.split(",")[0].rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass
+class Cluster:
+    engine: Engine
+    settings: Settings
+    ks: KafkaSettings
+    services: dict[str, Service]
+    llm: ScriptedLLMServer
+    database_url: str
+
+
+@pytest.fixture(scope="session")
+def kafka_prefix() -> str:
+    if not _broker_up():
+        message = f"no Kafka broker on {BOOTSTRAP}: run `bash deploy/kafka/kafka.sh up`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return f"mnemo-t{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def kafka_llm() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer(echo=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+async def cluster(
+    kafka_prefix: str,
+    kafka_llm: ScriptedLLMServer,
+    postgres: EmbeddedPostgres,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Cluster]:
+    data_dir = tmp_path_factory.mktemp("kafka-cluster")
+    database_url = postgres.new_database()
+    ks = KafkaSettings(
+        kafka_bootstrap_servers=BOOTSTRAP, kafka_topic_prefix=kafka_prefix, kafka_partitions=4
+    )
+    settings = Settings(
+        database_url=database_url, data_dir=data_dir, embedding_provider="hash",
+        db_pool_size=10, auth_disabled=True,
+    )  # fmt: skip
+    llm = OpenAICompatibleLLM(
+        base_url=kafka_llm.base_url, api_key=None, model="scripted", timeout=10, max_attempts=2
+    )
+    engine = await start_engine(settings, ks, llm=llm, embedder=HashEmbedder())
+    env = stage_env(database_url, kafka_llm.base_url, kafka_prefix, data_dir)
+    env["MNEMO_KAFKA_BOOTSTRAP_SERVERS"] = BOOTSTRAP
+    services = {name: Service(name, env, data_dir) for name in STAGES}
+    try:
+        for service in services.values():
+            service.start()
+        for service in services.values():
+            await asyncio.to_thread(service.wait_metrics)
+        yield Cluster(engine, settings, ks, services, kafka_llm, database_url)
+    finally:
+        for service in services.values():
+            service.stop()
+        await close_engine(engine)
+
+
+@pytest.fixture
+async def project(cluster: Cluster) -> str:
+    """A fresh project holding the test group, so tests never see each other's memories."""
+    name = f"p-{uuid.uuid4().hex[:10]}"
+    await cluster.engine.put_group(name, "kt", GROUP)
+    return name
+
+
+def service_logs(cluster: Cluster) -> str:
+    return "\n".join(f"--- {n}\n{s.tail()}" for n, s in cluster.services.items())
+
+
+def data_root() -> Path:
+    return Path(__file__).resolve().parents[2]

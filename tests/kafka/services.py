@@ -1,0 +1,95 @@
+"""The four stage services as real subprocesses, for tests that kill and restart them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+STAGES = ("extractor", "buffer", "transformer", "committer")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Service:
+    name: str
+    env: dict[str, str]
+    log_dir: Path
+    metrics_port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+
+    def start(self) -> None:
+        self.starts += 1
+        log = open(self.log_dir / f"{self.name}.{self.starts}.log", "wb")
+        env = {**self.env, "MNEMO_METRICS_PORT": str(self.metrics_port)}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", f"services.{self.name}"],
+            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+
+    def metrics(self) -> str:
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode()
+
+    def wait_metrics(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            assert self.proc is not None and self.proc.poll() is None, self.tail()
+            try:
+                self.metrics()
+                return
+            except OSError:
+                assert time.monotonic() < deadline, f"{self.name} did not serve /metrics"
+                time.sleep(0.3)
+
+    def tail(self, lines: int = 40) -> str:
+        log = self.log_dir / f"{self.name}.{self.starts}.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def stage_env(database_url: str, llm_url: str, prefix: str, data_dir: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": f"{ROOT / 'libs'}:{ROOT}",
+        "MNEMO_DATABASE_URL": database_url,
+        "MNEMO_DATA_DIR": str(data_dir),
+        "MNEMO_LLM_BASE_URL": llm_url,
+        "MNEMO_LLM_API_KEY": "x",
+        "MNEMO_LLM_MAX_ATTEMPTS": "2",
+        "MNEMO_EMBEDDING_PROVIDER": "hash",
+        "MNEMO_DB_POOL_SIZE": "4",
+        "MNEMO_KAFKA_TOPIC_PREFIX": prefix,
+        "MNEMO_KAFKA_PARTITIONS": "4",
+        "MNEMO_KAFKA_SESSION_TIMEOUT_SECONDS": "6",
+        "MNEMO_KAFKA_BUFFER_TICK_SECONDS": "0.3",
+        "MNEMO_KAFKA_LAG_INTERVAL_SECONDS": "1",
+        "MNEMO_KAFKA_TRANSIENT_BACKOFF_SECONDS": "0.5",
+    }

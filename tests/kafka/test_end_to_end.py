@@ -1,0 +1,116 @@
+"""HTTP add -> extractor -> buffer -> transformer -> committer -> search, on a real broker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import httpx
+import pytest
+import uvicorn
+from aiokafka import AIOKafkaProducer
+
+from mnemo.api import create_app
+from mnemo.events.raw import derived_run_id
+from mnemo.events.topics import TopicNames
+from mnemo.kafka.replayops import replay_group
+from mnemo.store import runs
+from tests.kafka.conftest import GROUP, Cluster, service_logs
+from tests.kafka.helpers import memories, wait_all
+from tests.kafka.services import free_port
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.fixture
+async def http(cluster: Cluster) -> httpx.AsyncClient:
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(cluster.settings, cluster.engine),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.05)
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+        yield client
+    server.should_exit = True
+    await task
+
+
+async def test_http_add_flows_through_all_four_services(
+    cluster: Cluster, http: httpx.AsyncClient
+) -> None:
+    await cluster.engine.put_group("default", "kt", GROUP)
+    started = time.monotonic()
+    response = await http.post(
+        "/v1/memories",
+        json={
+            "group": "kt",
+            "user_id": "e2e-user",
+            "input": {"string": {"content": ["I keep bees"]}},
+        },
+    )
+    assert response.status_code == 200, response.text
+    run_id = response.json()["run_id"]
+    response = await http.get(f"/v1/runs/{run_id}", params={"wait": 60})
+    run = response.json()
+    assert run["status"] == "completed", (run, service_logs(cluster))
+    assert len(run["committed_operations"]["created"]) == 1
+    found = await http.post(
+        "/v1/memories/search", json={"query": "bees", "group": "kt", "user_id": "e2e-user"}
+    )
+    assert [m["content"] for m in found.json()["memories"]] == ["User said: I keep bees"]
+    assert time.monotonic() - started < 60
+
+
+async def test_outside_producer_event_is_tracked_as_a_run(cluster: Cluster, project: str) -> None:
+    event = {
+        "project": project,
+        "group": "kt",
+        "user_id": "outside",
+        "input": {"string": {"content": ["I published straight to Kafka"]}},
+    }
+    producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.kafka_bootstrap_servers, acks="all")
+    await producer.start()
+    try:
+        topic = TopicNames(cluster.ks.kafka_topic_prefix).raw
+        meta = await producer.send_and_wait(topic, json.dumps(event).encode(), key=b"outside")
+    finally:
+        await producer.stop()
+    run_id = derived_run_id(meta.topic, meta.partition, meta.offset)
+    deadline = time.monotonic() + 60
+    while True:
+        async with cluster.engine.database.engine.connect() as conn:
+            row = await runs.raw(conn, run_id)
+        if row is not None and row["status"] == "completed":
+            break
+        assert time.monotonic() < deadline, (row, service_logs(cluster))
+        await asyncio.sleep(0.2)
+    assert [m.content for m in await memories(cluster.engine, project, "outside")] == [
+        "User said: I published straight to Kafka"
+    ]
+
+
+async def test_replay_reruns_a_group_into_a_fresh_group(cluster: Cluster, project: str) -> None:
+    from tests.kafka.helpers import add
+
+    run_ids = [
+        (await add(cluster.engine, project, "rp", f"replayed fact {i}")).run_id for i in range(3)
+    ]
+    await wait_all(cluster.engine, project, run_ids, timeout=60)
+    await cluster.engine.put_group(project, "kt2", GROUP)
+    new_ids = await replay_group(cluster.ks, "kt", "kt2", project=project)
+    assert len(new_ids) == 3
+    assert await replay_group(cluster.ks, "kt", "kt2", project=project) == new_ids  # idempotent ids
+    await wait_all(cluster.engine, project, new_ids, timeout=60)
+    from mnemo.domain.requests import ListRequest
+
+    found, _ = await cluster.engine.list_memories(
+        project, ListRequest.model_validate({"group": "kt2", "user_id": "rp", "limit": 10})
+    )
+    assert sorted(m.content for m in found) == [f"User said: replayed fact {i}" for i in range(3)]
