@@ -24,6 +24,7 @@ from mnemo.engine.engine import Engine
 from mnemo.settings import Settings
 
 MODES = ("vector", "bm25", "hybrid")
+DEPTH = 40  # results fetched per mode (fusion candidates)
 KS = (5, 10)
 _MARKER = re.compile(r"\s*->->\s*\d+,\d+\s*$")
 
@@ -59,17 +60,29 @@ async def load_chat(engine: Engine, project: str, user: str, chat_dir: Path) -> 
         content = _MARKER.sub("", message["content"]).strip()
         if not content:
             continue
-        request = AddRequest.model_validate({
-            "user_id": user, "root": "commit", "properties": {"message_id": str(message["id"])},
-            "input": {"pre_extracted": {"items": [{"topic": "UserKnowledge", "content": content}]}}})
+        request = AddRequest.model_validate(
+            {
+                "user_id": user,
+                "root": "commit",
+                "properties": {"message_id": str(message["id"])},
+                "input": {
+                    "pre_extracted": {"items": [{"topic": "UserKnowledge", "content": content}]}
+                },
+            }
+        )
         runs.append((await engine.add(project, request)).run_id)
     for run_id in runs:
         await engine.wait_run(project, run_id, 600)
     return len(runs)
 
 
-async def evaluate(engine: Engine, project: str, user: str, chat_dir: Path,
-                   hits: dict[tuple[str, str, int], list[int]]) -> None:
+async def evaluate(
+    engine: Engine,
+    project: str,
+    user: str,
+    chat_dir: Path,
+    hits: dict[tuple[str, str, int], list[int]],
+) -> None:
     questions = json.loads((chat_dir / "probing_questions.json").read_text())
     for ability, items in questions.items():
         for question in items:
@@ -77,9 +90,16 @@ async def evaluate(engine: Engine, project: str, user: str, chat_dir: Path,
             if not wanted:
                 continue
             for mode in MODES:
-                found = await engine.search(project, SearchRequest.model_validate({
-                    "query": question["question"], "user_id": user,
-                    "retrieval_config": {"retrieval_type": mode, "limit": max(KS)}}))
+                found = await engine.search(
+                    project,
+                    SearchRequest.model_validate(
+                        {
+                            "query": question["question"],
+                            "user_id": user,
+                            "retrieval_config": {"retrieval_type": mode, "limit": max(KS)},
+                        }
+                    ),
+                )
                 ids = [int((m.properties or {}).get("message_id", -1)) for m in found]
                 for k in KS:
                     hits[(mode, ability, k)].append(int(bool(wanted & set(ids[:k]))))
@@ -87,32 +107,39 @@ async def evaluate(engine: Engine, project: str, user: str, chat_dir: Path,
 
 def report(hits: dict[tuple[str, str, int], list[int]]) -> str:
     abilities = sorted({a for _, a, _ in hits})
-    header = f"{'ability':<26}" + "".join(f"{m + '@' + str(k):>11}" for m in MODES for k in KS)
+    modes = list(dict.fromkeys(m for m, _, _ in hits))
+    header = f"{'ability':<26}" + "".join(f"{m + '@' + str(k):>11}" for m in modes for k in KS)
     lines = [header]
     for ability in [*abilities, "overall"]:
         row = f"{ability:<26}"
-        for mode in MODES:
+        for mode in modes:
             for k in KS:
-                values = [v for (m, a, kk), vs in hits.items() if m == mode and kk == k
-                          and (ability == "overall" or a == ability) for v in vs]
+                values = [
+                    v
+                    for (m, a, kk), vs in hits.items()
+                    if m == mode and kk == k and (ability == "overall" or a == ability)
+                    for v in vs
+                ]
                 row += f"{sum(values) / max(1, len(values)):>11.3f}"
         lines.append(row)
     return "\n".join(lines)
 
 
-async def main(data: Path, chats: int, database_url: str | None) -> None:
+async def main(data: Path, chats: int, database_url: str | None, study: bool) -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="mnemo-beam-"))
     engine = await Engine.start(Settings(database_url=database_url, data_dir=data_dir, workers=4))
     hits: dict[tuple[str, str, int], list[int]] = defaultdict(list)
     try:
         started = time.perf_counter()
-        chat_dirs = sorted((p for p in data.iterdir() if p.is_dir()), key=lambda p: int(p.name))
+        chat_dirs = sorted((p for p in data.iterdir() if p.is_dir()), key=lambda p: int(p.name))  # noqa: ASYNC240
         for chat_dir in chat_dirs[:chats]:
             user = f"beam-{chat_dir.name}"
             stored = await load_chat(engine, "beam", user, chat_dir)
-            await evaluate(engine, "beam", user, chat_dir, hits)
-            print(f"chat {chat_dir.name}: {stored} messages ({time.perf_counter() - started:.0f}s)",
-                  flush=True)
+            await evaluate(engine, "beam", user, chat_dir, hits, study)
+            print(
+                f"chat {chat_dir.name}: {stored} messages ({time.perf_counter() - started:.0f}s)",
+                flush=True,
+            )
         print(report(hits))
     finally:
         await engine.close()
@@ -123,5 +150,6 @@ if __name__ == "__main__":
     parser.add_argument("--data", type=Path, default=Path("../shared/data/beam-128k"))
     parser.add_argument("--chats", type=int, default=20)
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--fusion-study", action="store_true", help="also score fusion variants")
     args = parser.parse_args()
-    asyncio.run(main(args.data, args.chats, args.database_url))
+    asyncio.run(main(args.data, args.chats, args.database_url, args.fusion_study))

@@ -22,15 +22,26 @@ pytestmark = pytest.mark.integration
 
 def engine_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settings:
     return Settings(
-        database_url=database_url, data_dir=data_dir, embedding_provider="hash",
-        workers=overrides.pop("workers", 8), bus_poll_seconds=0.05, buffer_tick_seconds=0.2,
-        db_pool_size=10, **overrides,
+        database_url=database_url,
+        data_dir=data_dir,
+        embedding_provider="hash",
+        workers=overrides.pop("workers", 8),
+        bus_poll_seconds=0.05,
+        buffer_tick_seconds=0.2,
+        db_pool_size=10,
+        **overrides,
     )
 
 
 def scripted_client(server: ScriptedLLMServer) -> OpenAICompatibleLLM:
-    return OpenAICompatibleLLM(base_url=server.base_url, api_key=None, model="scripted",
-                               timeout=10, max_attempts=3, retry_wait_scale=0.0)
+    return OpenAICompatibleLLM(
+        base_url=server.base_url,
+        api_key=None,
+        model="scripted",
+        timeout=10,
+        max_attempts=3,
+        retry_wait_scale=0.0,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +58,9 @@ def llm(llm_server: ScriptedLLMServer) -> ScriptedLLMServer:
 
 @pytest.fixture(scope="session")
 async def engine(
-    postgres: EmbeddedPostgres, llm_server: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory
+    postgres: EmbeddedPostgres,
+    llm_server: ScriptedLLMServer,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Engine]:
     settings = engine_settings(postgres.new_database(), tmp_path_factory.mktemp("engine"))
     eng = await Engine.start(settings, llm=scripted_client(llm_server), embedder=HashEmbedder())

@@ -179,7 +179,7 @@ class Engine:
             raise NotFound(f"run '{run_id}' not found")
         return run
 
-    async def wait_run(self, project: str, run_id: str, timeout: float) -> Run:  # noqa: ASYNC109
+    async def wait_run(self, project: str, run_id: str, timeout: float) -> Run:
         """The run once it is terminal, or as it stands when `timeout` passes."""
         deadline = time.monotonic() + timeout
         delay = 0.02
@@ -255,8 +255,10 @@ class Engine:
     async def erase_user(self, project: str, user_id: str) -> int:
         normalized = normalize_user_id(user_id)
         if normalized is None:
-            raise InvalidRequest("user_id must not be blank",
-                                 [FieldError(location="path.user_id", message="blank user_id")])
+            raise InvalidRequest(
+                "user_id must not be blank",
+                [FieldError(location="path.user_id", message="blank user_id")],
+            )
         async with self.database.engine.begin() as conn:
             return await memory_store.erase_user(conn, project, normalized)
 

@@ -20,7 +20,9 @@ async def commit(
     contents = sorted({c.content for c in writes})
     vectors = await deps.embedder.embed(contents) if contents else []
     await commits.stage(tx, batch_id, batch.project, group.name, batch.candidates, now)
-    ops = await commits.apply(tx, batch_id, batch.project, group, dict(zip(contents, vectors)), now)
+    ops = await commits.apply(
+        tx, batch_id, batch.project, group, dict(zip(contents, vectors, strict=True)), now
+    )
     if ops is not None:
         await runs.record_commit(tx, ops.by_run, batch.run_ids, now)
     return ops

@@ -50,20 +50,20 @@ async def transform_with_context(
             out.append(candidate)
         elif decision.action == "rewrite" and decision.content and decision.content.strip():
             out.append(candidate.model_copy(update={"content": decision.content.strip()}))
-    for decision in answer.existing:
-        memory = existing.get(decision.id)
-        if memory is None or decision.action == "keep":
+    for verdict in answer.existing:
+        memory = existing.get(verdict.id)
+        if memory is None or verdict.action == "keep":
             continue  # unknown ids are ignored: the model may not invent targets
-        if decision.action == "rewrite" and not (decision.content and decision.content.strip()):
+        if verdict.action == "rewrite" and not (verdict.content and verdict.content.strip()):
             continue
         out.append(
             Candidate(
-                content=(decision.content or memory.content).strip(),
+                content=(verdict.content or memory.content).strip(),
                 topic=memory.topic,
                 user_id=memory.user_id,
                 properties=memory.properties or {},
                 run_id=batch.run_id,
-                op="update" if decision.action == "rewrite" else "delete",
+                op="update" if verdict.action == "rewrite" else "delete",
                 memory_id=memory.id,
             )
         )

@@ -188,7 +188,7 @@ async def _apply_one(
 
 
 def _same_scope_or_raise(
-    row: Mapping[str, Any], topic: str, scope: Mapping[str, str], group: GroupConfig
+    row: Mapping[Any, Any], topic: str, scope: Mapping[str, str], group: GroupConfig
 ) -> None:
     """A rewrite never crosses users or scope properties (e.g. conversations)."""
     existing = group.topic(row["topic"])
@@ -198,7 +198,7 @@ def _same_scope_or_raise(
 
 
 async def _keep_version(
-    conn: AsyncConnection, row: Mapping[str, Any], change: str, run_id: str, now: datetime
+    conn: AsyncConnection, row: Mapping[Any, Any], change: str, run_id: str, now: datetime
 ) -> None:
     await conn.execute(
         insert(memory_versions).values(

@@ -66,6 +66,7 @@ async def connect(
     if database_url is None:
         embedded, database_url = await asyncio.to_thread(start_embedded, data_dir)
         log.info("embedded postgres ready in %s", data_dir / "pg")
+    assert database_url is not None
     await asyncio.to_thread(migrate, database_url, embedding_dim)
     engine = create_async_engine(
         _async_url(database_url), pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True

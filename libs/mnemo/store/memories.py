@@ -114,15 +114,10 @@ async def erase_user(conn: AsyncConnection, project: str, user_id: str) -> int:
     )
     if ids:
         await conn.execute(delete(memory_versions).where(memory_versions.c.memory_id.in_(ids)))
-    await conn.execute(
-        delete(drafts).where(
-            drafts.c.project == project,
-            or_(
-                drafts.c.candidate["user_id"].astext == user_id,
-                drafts.c.candidate["memory_id"].astext.in_(ids) if ids else False,
-            ),
-        )
-    )
+    owned = drafts.c.candidate["user_id"].astext == user_id
+    if ids:
+        owned = or_(owned, drafts.c.candidate["memory_id"].astext.in_(ids))
+    await conn.execute(delete(drafts).where(drafts.c.project == project, owned))
     return len(ids)
 
 

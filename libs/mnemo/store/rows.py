@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row
-
 from mnemo.domain.memory import Memory
 from mnemo.store.schema import memories
 
@@ -22,7 +20,8 @@ MEMORY_COLUMNS = (
 )
 
 
-def memory_from_row(row: Row[Any], score: float | None = None) -> Memory:
+def memory_from_row(row: Any, score: float | None = None) -> Memory:
+    """`row` is a SQLAlchemy Row holding MEMORY_COLUMNS."""
     m = row._mapping
     return Memory(
         id=m["id"],

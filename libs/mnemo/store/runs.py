@@ -15,7 +15,7 @@ from mnemo.store.schema import runs
 _OPEN = (RunState.running.value, RunState.in_buffer.value)
 
 
-async def create(conn: AsyncConnection, row: Mapping[str, Any]) -> None:
+async def create(conn: AsyncConnection, row: Mapping[Any, Any]) -> None:
     await conn.execute(insert(runs).values(**row))
 
 
@@ -26,7 +26,7 @@ async def get(conn: AsyncConnection, project: str, run_id: str) -> Run | None:
     return run_from_row(row._mapping) if row else None
 
 
-async def raw(conn: AsyncConnection, run_id: str) -> Mapping[str, Any] | None:
+async def raw(conn: AsyncConnection, run_id: str) -> Mapping[Any, Any] | None:
     row = (await conn.execute(select(runs).where(runs.c.run_id == run_id))).first()
     return row._mapping if row else None
 
@@ -85,7 +85,7 @@ async def record_commit(
         )
 
 
-def run_from_row(m: Mapping[str, Any]) -> Run:
+def run_from_row(m: Mapping[Any, Any]) -> Run:
     ops = m["committed_operations"]
     return Run(
         run_id=m["run_id"],

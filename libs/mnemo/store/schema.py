@@ -113,6 +113,7 @@ memories = Table(
     Column("content", Text, nullable=False),
     Column("embedding", Vector(), nullable=False),
     Column("tsv", TSVECTOR),
+    Column("tsv_length", Integer),
     Column("status", String, nullable=False),
     Column("version", Integer, nullable=False),
     Column("run_ids", ARRAY(String), nullable=False),

@@ -2,7 +2,7 @@
 
 Scores: higher is better, in [0, 1].
 - vector: cosine similarity mapped from [-1, 1] to [0, 1];
-- bm25: Postgres full-text rank (ts_rank_cd over an OR of the query's lexemes), r / (1 + r);
+- bm25: Okapi BM25 (k1 1.2, b 0.75) over the English lexemes of the filtered scope, s / (1 + s);
 - hybrid: reciprocal-rank fusion of both lists, scaled so rank 1 in both lists scores 1.0;
 - fetch: 1.0 for the bounded topic's memory of the scope; the query text is ignored.
 """
@@ -12,31 +12,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, func, literal_column, select, text
+from sqlalchemy import ColumnElement, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Memory
 from mnemo.domain.search import MemoryQuery
+from mnemo.store.bm25 import bm25_search, squash
 from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
 from mnemo.store.schema import memories
 from mnemo.store.tenancy import visible_memories
+
+# A result row (MEMORY_COLUMNS plus a score column) and its score.
+Hit = Any
 
 RRF_K = 60
 CANDIDATES_PER_LIST = 4
 
 
-def keyword_query(text_: str) -> ColumnElement[Any]:
-    """An OR-query of the text's English lexemes: recall first, ranking sorts it out."""
-    lexemes = func.tsvector_to_array(func.to_tsvector("english", text_))
-    return func.to_tsquery(
-        "english", func.coalesce(func.nullif(func.array_to_string(lexemes, " | "), ""), "''")
-    )
-
-
 async def vector_search(
     conn: AsyncConnection, where: ColumnElement[bool], embedding: Sequence[float], limit: int
-) -> list[tuple[Row[Any], float]]:
+) -> list[tuple[Hit, float]]:
     distance = memories.c.embedding.cosine_distance(list(embedding))
     stmt = select(*MEMORY_COLUMNS, distance.label("distance")).where(where)
     rows = (await conn.execute(stmt.order_by(distance).limit(limit))).all()
@@ -50,22 +46,14 @@ async def vector_search(
 
 async def keyword_search(
     conn: AsyncConnection, where: ColumnElement[bool], text_: str, limit: int
-) -> list[tuple[Row[Any], float]]:
-    tsq = keyword_query(text_)
-    rank = func.ts_rank_cd(memories.c.tsv, tsq, 32)  # 32: rank / (rank + 1)
-    stmt = (
-        select(*MEMORY_COLUMNS, rank.label("rank"))
-        .where(where, memories.c.tsv.op("@@")(tsq))
-        .order_by(rank.desc(), memories.c.updated_at.desc())
-        .limit(limit)
-    )
-    return [(row, float(row.rank)) for row in (await conn.execute(stmt)).all()]
+) -> list[tuple[Hit, float]]:
+    return [(row, squash(score)) for row, score in await bm25_search(conn, where, text_, limit)]
 
 
-def fuse(lists: Sequence[list[tuple[Row[Any], float]]], limit: int) -> list[tuple[Row[Any], float]]:
+def fuse(lists: Sequence[list[tuple[Hit, float]]], limit: int) -> list[tuple[Hit, float]]:
     """Reciprocal-rank fusion, normalised so that first place in every list scores 1.0."""
     scores: dict[str, float] = {}
-    rows: dict[str, Row[Any]] = {}
+    rows: dict[str, Hit] = {}
     for ranked in lists:
         for rank, (row, _) in enumerate(ranked):
             scores[row.id] = scores.get(row.id, 0.0) + 1.0 / (RRF_K + rank + 1)

@@ -13,7 +13,9 @@ async def add(engine: Engine, project: str, body: dict[str, Any]) -> Run:
     return await engine.add(project, AddRequest.model_validate(body))
 
 
-async def add_and_wait(engine: Engine, project: str, body: dict[str, Any], timeout: float = 20) -> Run:
+async def add_and_wait(
+    engine: Engine, project: str, body: dict[str, Any], timeout: float = 20
+) -> Run:
     run = await add(engine, project, body)
     done = await engine.wait_run(project, run.run_id, timeout)
     assert done.status.terminal, f"run {run.run_id} did not finish: {done.status}"
@@ -37,7 +39,10 @@ async def listing(engine: Engine, project: str, **body: Any) -> list[Memory]:
     return memories
 
 
-async def search(engine: Engine, project: str, query: str, mode: str = "hybrid", **body: Any) -> list[Memory]:
+async def search(
+    engine: Engine, project: str, query: str, mode: str = "hybrid", **body: Any
+) -> list[Memory]:
     request = SearchRequest.model_validate(
-        {"query": query, "retrieval_config": {"retrieval_type": mode}, **body})
+        {"query": query, "retrieval_config": {"retrieval_type": mode}, **body}
+    )
     return await engine.search(project, request)

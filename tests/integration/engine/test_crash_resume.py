@@ -25,37 +25,64 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def start_worker(database_url: str, llm_url: str, data_dir: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'libs'}:{ROOT}", "MNEMO_DATABASE_URL": database_url,
-           "MNEMO_DATA_DIR": str(data_dir), "MNEMO_LLM_BASE_URL": llm_url, "MNEMO_LLM_API_KEY": "x",
-           "MNEMO_EMBEDDING_PROVIDER": "hash", "MNEMO_WORKERS": "4", "MNEMO_BUS_POLL_SECONDS": "0.05"}
-    return subprocess.Popen([sys.executable, "-m", "mnemo.engine"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{ROOT / 'libs'}:{ROOT}",
+        "MNEMO_DATABASE_URL": database_url,
+        "MNEMO_DATA_DIR": str(data_dir),
+        "MNEMO_LLM_BASE_URL": llm_url,
+        "MNEMO_LLM_API_KEY": "x",
+        "MNEMO_EMBEDDING_PROVIDER": "hash",
+        "MNEMO_WORKERS": "4",
+        "MNEMO_BUS_POLL_SECONDS": "0.05",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "mnemo.engine"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 async def statuses(engine: Engine, project: str, run_ids: list[str]) -> Counter[str]:
     return Counter([(await engine.get_run(project, r)).status.value for r in run_ids])
 
 
-async def wait_for(engine: Engine, project: str, run_ids: list[str], at_least: int, timeout: float) -> None:
+async def wait_for(
+    engine: Engine, project: str, run_ids: list[str], at_least: int, timeout: float
+) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while (await statuses(engine, project, run_ids))["completed"] < at_least:
-        assert asyncio.get_running_loop().time() < deadline, await statuses(engine, project, run_ids)
+        assert asyncio.get_running_loop().time() < deadline, await statuses(
+            engine, project, run_ids
+        )
         await asyncio.sleep(0.05)
 
 
 async def test_kill_9_loses_nothing_and_commits_nothing_twice(
     postgres: EmbeddedPostgres, llm: ScriptedLLMServer, tmp_path: Path, project: str
 ) -> None:
-    llm.script("extract", lambda r: {"memories": [
-        {"topic": "UserKnowledge", "content": line} for line in user_payload(r)["input"]]})
+    llm.script(
+        "extract",
+        lambda r: {
+            "memories": [
+                {"topic": "UserKnowledge", "content": line} for line in user_payload(r)["input"]
+            ]
+        },
+    )
     llm.script("transform_with_context", {"existing": [], "new": []})
     llm.delay_seconds = 0.05
     settings = engine_settings(postgres.new_database(), tmp_path)
-    engine = await Engine.start(settings, llm=scripted_client(llm), embedder=HashEmbedder(),
-                                run_workers=False)
+    engine = await Engine.start(
+        settings, llm=scripted_client(llm), embedder=HashEmbedder(), run_workers=False
+    )
     try:
-        run_ids = [(await add(engine, project, {"user_id": f"u{i % 8}", "input": says(f"fact {i}")})).run_id
-                   for i in range(48)]
+        run_ids = [
+            (
+                await add(engine, project, {"user_id": f"u{i % 8}", "input": says(f"fact {i}")})
+            ).run_id
+            for i in range(48)
+        ]
         for kill_after in (6, 20):
             worker = start_worker(settings.database_url or "", llm.base_url, tmp_path)
             await wait_for(engine, project, run_ids, kill_after, timeout=60)
@@ -78,7 +105,9 @@ async def test_kill_9_loses_nothing_and_commits_nothing_twice(
         assert set(created.values()) == {1}
         contents = Counter()
         for u in range(8):
-            contents.update(m.content for m in await listing(engine, project, user_id=f"u{u}", limit=100))
+            contents.update(
+                m.content for m in await listing(engine, project, user_id=f"u{u}", limit=100)
+            )
         assert contents == Counter(f"fact {i}" for i in range(48))
     finally:
         await engine.close()

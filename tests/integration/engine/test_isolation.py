@@ -13,11 +13,22 @@ pytestmark = pytest.mark.integration
 
 @pytest.mark.parametrize("mode", ["vector", "bm25", "hybrid", "fetch"])
 async def test_users_never_see_each_other(engine: Engine, project: str, mode: str) -> None:
-    alice = await add_and_wait(engine, project, {"user_id": "Alice", "input": facts(
-        ("UserKnowledge", "User keeps bees on the roof."),
-        ("UserProfile", "Alice, beekeeper in Lyon."))})
-    await add_and_wait(engine, project, {"user_id": "bob", "input": facts(
-        ("UserKnowledge", "User plays the cello."))})
+    alice = await add_and_wait(
+        engine,
+        project,
+        {
+            "user_id": "Alice",
+            "input": facts(
+                ("UserKnowledge", "User keeps bees on the roof."),
+                ("UserProfile", "Alice, beekeeper in Lyon."),
+            ),
+        },
+    )
+    await add_and_wait(
+        engine,
+        project,
+        {"user_id": "bob", "input": facts(("UserKnowledge", "User plays the cello."))},
+    )
     alice_ids = {o.memory_id for o in alice.committed_operations.created}  # type: ignore[union-attr]
     for query in ("bees roof beekeeper Lyon", "cello"):
         seen_by_bob = await search(engine, project, query, mode, user_id="BOB")
@@ -32,14 +43,22 @@ async def test_user_scoped_search_needs_user_id(engine: Engine, project: str) ->
     assert refused.value.errors[0].location == "body.user_id"
 
 
-async def test_get_and_delete_do_not_cross_users_groups_or_projects(engine: Engine, project: str) -> None:
-    run = await add_and_wait(engine, project, {"user_id": "carol", "input": facts(
-        ("UserKnowledge", "User is allergic to peanuts."))})
+async def test_get_and_delete_do_not_cross_users_groups_or_projects(
+    engine: Engine, project: str
+) -> None:
+    run = await add_and_wait(
+        engine,
+        project,
+        {"user_id": "carol", "input": facts(("UserKnowledge", "User is allergic to peanuts."))},
+    )
     memory_id = run.committed_operations.created[0].memory_id  # type: ignore[union-attr]
     assert (await engine.get_memory(project, "default", "CAROL", memory_id)).user_id == "carol"
     await engine.put_group(project, "other", {"template": "default"})
-    for owner in ((project, "default", "dave"), (project, "other", "carol"),
-                  (project + "-x", "default", "carol")):
+    for owner in (
+        (project, "default", "dave"),
+        (project, "other", "carol"),
+        (project + "-x", "default", "carol"),
+    ):
         with pytest.raises(NotFound):
             await engine.get_memory(*owner, memory_id)
         with pytest.raises(NotFound):
@@ -50,11 +69,13 @@ async def test_get_and_delete_do_not_cross_users_groups_or_projects(engine: Engi
 
 
 async def test_erase_user_removes_memories_and_history(engine: Engine, project: str) -> None:
-    run = await add_and_wait(engine, project, {"user_id": "erin", "input": facts(
-        ("UserProfile", "Erin, nurse."))})
+    run = await add_and_wait(
+        engine, project, {"user_id": "erin", "input": facts(("UserProfile", "Erin, nurse."))}
+    )
     memory_id = run.committed_operations.created[0].memory_id  # type: ignore[union-attr]
-    await add_and_wait(engine, project, {"user_id": "erin", "input": facts(
-        ("UserProfile", "Erin, head nurse."))})
+    await add_and_wait(
+        engine, project, {"user_id": "erin", "input": facts(("UserProfile", "Erin, head nurse."))}
+    )
     assert len(await engine.memory_history(project, "default", "erin", memory_id)) == 1
     assert await engine.erase_user(project, "ERIN") == 1
     with pytest.raises(NotFound):
@@ -64,16 +85,44 @@ async def test_erase_user_removes_memories_and_history(engine: Engine, project: 
 async def test_property_filters_with_per_topic_override(engine: Engine, project: str) -> None:
     await engine.put_group(project, "chat", {"template": "personalization"})
     for conversation in ("c1", "c2"):
-        await add_and_wait(engine, project, {
-            "group": "chat", "user_id": "u1", "properties": {"conversation_id": conversation},
-            "input": facts(("ConversationSummary", f"Summary of {conversation}."),
-                           ("UserKnowledge", f"User mentioned {conversation}."))})
-    scoped = await search(engine, project, "summary mentioned", "bm25", group="chat", user_id="u1",
-                          properties={"conversation_id": "c1"})
+        await add_and_wait(
+            engine,
+            project,
+            {
+                "group": "chat",
+                "user_id": "u1",
+                "properties": {"conversation_id": conversation},
+                "input": facts(
+                    ("ConversationSummary", f"Summary of {conversation}."),
+                    ("UserKnowledge", f"User mentioned {conversation}."),
+                ),
+            },
+        )
+    scoped = await search(
+        engine,
+        project,
+        "summary mentioned",
+        "bm25",
+        group="chat",
+        user_id="u1",
+        properties={"conversation_id": "c1"},
+    )
     assert sorted(m.content for m in scoped) == ["Summary of c1.", "User mentioned c1."]
-    cleared = await search(engine, project, "summary mentioned", "bm25", group="chat", user_id="u1",
-                           properties={"conversation_id": "c1"},
-                           topics=["ConversationSummary",
-                                   {"name": "UserKnowledge", "properties": {"conversation_id": None}}])
-    assert sorted(m.content for m in cleared) == ["Summary of c1.", "User mentioned c1.",
-                                                  "User mentioned c2."]
+    cleared = await search(
+        engine,
+        project,
+        "summary mentioned",
+        "bm25",
+        group="chat",
+        user_id="u1",
+        properties={"conversation_id": "c1"},
+        topics=[
+            "ConversationSummary",
+            {"name": "UserKnowledge", "properties": {"conversation_id": None}},
+        ],
+    )
+    assert sorted(m.content for m in cleared) == [
+        "Summary of c1.",
+        "User mentioned c1.",
+        "User mentioned c2.",
+    ]

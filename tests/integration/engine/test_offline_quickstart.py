@@ -17,9 +17,15 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-async def offline_engine(postgres: EmbeddedPostgres, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Engine]:
-    settings = Settings(database_url=postgres.new_database(), data_dir=Path(tmp_path_factory.mktemp("offline")),
-                        workers=2, bus_poll_seconds=0.05)
+async def offline_engine(
+    postgres: EmbeddedPostgres, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Engine]:
+    settings = Settings(
+        database_url=postgres.new_database(),
+        data_dir=Path(tmp_path_factory.mktemp("offline")),
+        workers=2,
+        bus_poll_seconds=0.05,
+    )
     engine = await Engine.start(settings)  # local embedder, offline LLM: the defaults
     assert isinstance(engine.deps.llm, OfflineLLM)
     yield engine
@@ -27,26 +33,53 @@ async def offline_engine(postgres: EmbeddedPostgres, tmp_path_factory: pytest.Te
 
 
 async def test_quickstart_without_an_api_key(offline_engine: Engine, project: str) -> None:
-    run = await add_and_wait(offline_engine, project, {"user_id": "sam", "input": chat(
-        ("user", "Hi! I work from home as a data engineer. I prefer dark mode in every editor."),
-        ("assistant", "Noted, I will remember that."),
-        ("user", "Can you recommend a keyboard?"))})
+    run = await add_and_wait(
+        offline_engine,
+        project,
+        {
+            "user_id": "sam",
+            "input": chat(
+                (
+                    "user",
+                    "Hi! I work from home as a data engineer. I prefer dark mode in every editor.",
+                ),
+                ("assistant", "Noted, I will remember that."),
+                ("user", "Can you recommend a keyboard?"),
+            ),
+        },
+    )
     assert run.status == "completed", run.error
-    contents = sorted(m.content for m in await listing(offline_engine, project, user_id="sam",
-                                                       topics=["UserKnowledge"]))
-    assert contents == ["User prefers dark mode in every editor.",
-                        "User works from home as a data engineer."]
-    hits = await search(offline_engine, project, "what theme does the user like?", user_id="sam",
-                        topics=["UserKnowledge"])
+    contents = sorted(
+        m.content
+        for m in await listing(offline_engine, project, user_id="sam", topics=["UserKnowledge"])
+    )
+    assert contents == [
+        "User prefers dark mode in every editor.",
+        "User works from home as a data engineer.",
+    ]
+    hits = await search(
+        offline_engine,
+        project,
+        "what theme does the user like?",
+        user_id="sam",
+        topics=["UserKnowledge"],
+    )
     assert hits and hits[0].content == "User prefers dark mode in every editor."
     profile = await search(offline_engine, project, "-", mode="fetch", user_id="sam")
     assert len(profile) == 1 and profile[0].topic == "UserProfile"
 
 
-async def test_offline_preference_change_keeps_history(offline_engine: Engine, project: str) -> None:
-    await add_and_wait(offline_engine, project, {"user_id": "kim", "input": chat(("user", "I prefer dark mode."))})
-    second = await add_and_wait(offline_engine, project, {"user_id": "kim", "input": chat(
-        ("user", "I prefer light mode now."))})
+async def test_offline_preference_change_keeps_history(
+    offline_engine: Engine, project: str
+) -> None:
+    await add_and_wait(
+        offline_engine, project, {"user_id": "kim", "input": chat(("user", "I prefer dark mode."))}
+    )
+    second = await add_and_wait(
+        offline_engine,
+        project,
+        {"user_id": "kim", "input": chat(("user", "I prefer light mode now."))},
+    )
     live = await listing(offline_engine, project, user_id="kim", topics=["UserKnowledge"])
     ops = second.committed_operations
     assert ops is not None and ops.created == []

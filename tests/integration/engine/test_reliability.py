@@ -19,8 +19,11 @@ pytestmark = pytest.mark.integration
 
 
 def echo_extract(request: dict[str, Any]) -> dict[str, Any]:
-    return {"memories": [{"topic": "UserKnowledge", "content": line}
-                         for line in user_payload(request)["input"]]}
+    return {
+        "memories": [
+            {"topic": "UserKnowledge", "content": line} for line in user_payload(request)["input"]
+        ]
+    }
 
 
 async def test_runs_of_one_scope_commit_in_add_order(
@@ -33,7 +36,9 @@ async def test_runs_of_one_scope_commit_in_add_order(
     added = []
     for i in range(8):
         for user in users:
-            added.append(await add(engine, project, {"user_id": user, "input": says(f"{user} step {i:02d}")}))
+            added.append(
+                await add(engine, project, {"user_id": user, "input": says(f"{user} step {i:02d}")})
+            )
     done = await asyncio.gather(*(engine.wait_run(project, r.run_id, 60) for r in added))
     assert {r.status for r in done} == {"completed"}
     for user in users:
@@ -77,24 +82,39 @@ async def test_bad_input_is_refused_and_nothing_is_stored(engine: Engine, projec
 
     async def counts() -> tuple[int, int]:
         async with engine.database.engine.connect() as conn:
-            return ((await conn.execute(select(func.count()).select_from(runs))).scalar_one(),
-                    (await conn.execute(select(func.count()).select_from(bus_records))).scalar_one())
+            return (
+                (await conn.execute(select(func.count()).select_from(runs))).scalar_one(),
+                (await conn.execute(select(func.count()).select_from(bus_records))).scalar_one(),
+            )
 
     before = await counts()
     with pytest.raises(InvalidRequest) as missing:
-        await engine.add(project, AddRequest.model_validate(
-            {"group": "chat", "user_id": "u1", "input": says("hello there friend")}))
+        await engine.add(
+            project,
+            AddRequest.model_validate(
+                {"group": "chat", "user_id": "u1", "input": says("hello there friend")}
+            ),
+        )
     assert [e.location for e in missing.value.errors] == ["body.properties.conversation_id"]
     with pytest.raises(InvalidRequest) as no_user:
         await engine.add(project, AddRequest.model_validate({"input": says("hello there")}))
     assert [e.location for e in no_user.value.errors] == ["body.user_id"]
     with pytest.raises(InvalidRequest) as bad_topic:
-        await engine.add(project, AddRequest.model_validate({"user_id": "u1", "input": {
-            "pre_extracted": {"items": [{"topic": "Nope", "content": "x"}]}}}))
+        await engine.add(
+            project,
+            AddRequest.model_validate(
+                {
+                    "user_id": "u1",
+                    "input": {"pre_extracted": {"items": [{"topic": "Nope", "content": "x"}]}},
+                }
+            ),
+        )
     assert bad_topic.value.errors[0].location == "body.input.pre_extracted.items[0].topic"
     with pytest.raises(InvalidRequest) as bad_root:
-        await engine.add(project, AddRequest.model_validate(
-            {"user_id": "u1", "root": "nowhere", "input": says("x y z")}))
+        await engine.add(
+            project,
+            AddRequest.model_validate({"user_id": "u1", "root": "nowhere", "input": says("x y z")}),
+        )
     assert bad_root.value.errors[0].location == "body.root"
     assert await counts() == before
 
@@ -103,9 +123,17 @@ async def test_root_starts_the_pipeline_at_the_named_step(
     engine: Engine, llm: ScriptedLLMServer, project: str
 ) -> None:
     llm.script("extract", echo_extract)
-    run = await add_and_wait(engine, project, {"user_id": "u1", "root": "commit",
-                                               "input": {"pre_extracted": {"items": [
-                                                   {"topic": "UserKnowledge", "content": "Direct."}]}}})
+    run = await add_and_wait(
+        engine,
+        project,
+        {
+            "user_id": "u1",
+            "root": "commit",
+            "input": {
+                "pre_extracted": {"items": [{"topic": "UserKnowledge", "content": "Direct."}]}
+            },
+        },
+    )
     assert run.starting_step == 4 and run.status == "completed"
     assert llm.calls == []
     assert [m.content for m in await listing(engine, project, user_id="u1")] == ["Direct."]

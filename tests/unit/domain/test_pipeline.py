@@ -20,15 +20,29 @@ def test_entries_converge_and_root_overrides() -> None:
         pipeline.entry_for("string", root="missing")
 
 
-@pytest.mark.parametrize("steps, message", [
-    ([{"id": "a", "kind": "extract", "input_type": "string"}], "does not end in commit"),
-    ([{"id": "a", "kind": "extract", "input_type": "string", "next": "b"},
-      {"id": "b", "kind": "transform", "instructions": "x", "next": "a"}], "cycle"),
-    ([{"id": "a", "kind": "extract", "input_type": "string", "next": "zz"}], "unknown next"),
-    ([{"id": "a", "kind": "commit"}], "at least one entry"),
-    ([{"id": "a", "kind": "extract", "input_type": "string", "next": "b"},
-      {"id": "b", "kind": "buffer", "next": "c"}, {"id": "c", "kind": "commit"}], "needs triggers"),
-])
+@pytest.mark.parametrize(
+    "steps, message",
+    [
+        ([{"id": "a", "kind": "extract", "input_type": "string"}], "does not end in commit"),
+        (
+            [
+                {"id": "a", "kind": "extract", "input_type": "string", "next": "b"},
+                {"id": "b", "kind": "transform", "instructions": "x", "next": "a"},
+            ],
+            "cycle",
+        ),
+        ([{"id": "a", "kind": "extract", "input_type": "string", "next": "zz"}], "unknown next"),
+        ([{"id": "a", "kind": "commit"}], "at least one entry"),
+        (
+            [
+                {"id": "a", "kind": "extract", "input_type": "string", "next": "b"},
+                {"id": "b", "kind": "buffer", "next": "c"},
+                {"id": "c", "kind": "commit"},
+            ],
+            "needs triggers",
+        ),
+    ],
+)
 def test_malformed_pipelines_are_refused(steps: list[dict[str, object]], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         Pipeline.model_validate({"steps": steps})
@@ -36,9 +50,21 @@ def test_malformed_pipelines_are_refused(steps: list[dict[str, object]], message
 
 def test_group_document_refuses_unknown_topic_references() -> None:
     with pytest.raises(ValidationError, match="unknown topics"):
-        group_from_document("g", {
-            "topics": [{"name": "A", "description": "a"}],
-            "pipeline": {"steps": [
-                {"id": "e", "kind": "extract", "input_type": "string", "next": "b"},
-                {"id": "b", "kind": "buffer", "triggers": {"topics_present": ["B"]}, "next": "c"},
-                {"id": "c", "kind": "commit"}]}})
+        group_from_document(
+            "g",
+            {
+                "topics": [{"name": "A", "description": "a"}],
+                "pipeline": {
+                    "steps": [
+                        {"id": "e", "kind": "extract", "input_type": "string", "next": "b"},
+                        {
+                            "id": "b",
+                            "kind": "buffer",
+                            "triggers": {"topics_present": ["B"]},
+                            "next": "c",
+                        },
+                        {"id": "c", "kind": "commit"},
+                    ]
+                },
+            },
+        )

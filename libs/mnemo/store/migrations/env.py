@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import create_engine, pool
 
 config = context.config
-url = config.get_main_option("sqlalchemy.url")
+url = config.get_main_option("sqlalchemy.url") or ""
 connection = config.attributes.get("connection")
 
 if connection is not None:

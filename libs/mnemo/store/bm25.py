@@ -1,0 +1,84 @@
+"""Okapi BM25 over Postgres full text, computed in one query.
+
+Terms are the query's English lexemes. Candidates come from the GIN index (documents that
+contain any term); document frequencies are counted among them, which equals the frequency in
+the whole filtered scope because a document containing a term always matches. N and the
+average length are taken over the filtered scope.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import ColumnElement, Float, cast, func, select, true
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from mnemo.store.rows import MEMORY_COLUMNS
+from mnemo.store.schema import memories
+
+K1 = 1.2
+B = 0.75
+
+
+def _or_query(text_: str) -> ColumnElement[Any]:
+    lexemes = func.tsvector_to_array(func.to_tsvector("english", text_))
+    joined = func.coalesce(func.nullif(func.array_to_string(lexemes, " | "), ""), "''")
+    return func.to_tsquery("english", joined)
+
+
+async def bm25_search(
+    conn: AsyncConnection, where: ColumnElement[bool], text_: str, limit: int
+) -> list[tuple[Any, float]]:
+    """Rows (MEMORY_COLUMNS + bm25) best first, with the raw BM25 score (>= 0)."""
+    terms = select(
+        func.unnest(func.tsvector_to_array(func.to_tsvector("english", text_))).label("term")
+    ).cte("terms")
+    stats = (
+        select(func.count().label("n"), func.avg(memories.c.tsv_length).label("avgdl"))
+        .where(where)
+        .cte("stats")
+    )
+    matched = (
+        select(memories.c.id, memories.c.tsv, memories.c.tsv_length.label("dl"))
+        .where(where, memories.c.tsv.op("@@")(_or_query(text_)))
+        .cte("matched")
+    )
+    lexemes = func.unnest(matched.c.tsv).table_valued("lexeme", "positions").render_derived()
+    postings = (
+        select(
+            matched.c.id,
+            lexemes.c.lexeme,
+            cast(func.cardinality(lexemes.c.positions), Float).label("tf"),
+            cast(matched.c.dl, Float).label("dl"),
+        )
+        .select_from(matched.join(lexemes, true()))
+        .where(lexemes.c.lexeme.in_(select(terms.c.term)))
+        .cte("postings")
+    )
+    df = (
+        select(postings.c.lexeme, cast(func.count(), Float).label("df"))
+        .group_by(postings.c.lexeme)
+        .cte("df")
+    )
+    idf = func.ln(1 + (stats.c.n - df.c.df + 0.5) / (df.c.df + 0.5))
+    norm = postings.c.tf + K1 * (1 - B + B * postings.c.dl / func.greatest(stats.c.avgdl, 1))
+    per_term = idf * postings.c.tf * (K1 + 1) / norm
+    scores = (
+        select(postings.c.id, func.sum(per_term).label("bm25"))
+        .select_from(postings.join(df, df.c.lexeme == postings.c.lexeme).join(stats, true()))
+        .group_by(postings.c.id)
+        .cte("scores")
+    )
+    stmt = (
+        select(*MEMORY_COLUMNS, scores.c.bm25)
+        .join(scores, scores.c.id == memories.c.id)
+        .order_by(scores.c.bm25.desc(), memories.c.updated_at.desc())
+        .limit(limit)
+    )
+    rows = (await conn.execute(stmt)).all()
+    return [(row, float(row.bm25)) for row in rows]
+
+
+def squash(score: float) -> float:
+    """Map a BM25 score (>= 0) into [0, 1): s / (s + 1)."""
+    return score / (score + 1.0) if score > 0 else 0.0
