@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -26,6 +30,24 @@ async def local_key(engine: Engine, settings: Settings) -> str | None:
     return secret
 
 
+class GracefulServer(uvicorn.Server):
+    """uvicorn re-raises SIGTERM/SIGINT after shutting down, which would kill the process
+    before the engine closes (and stops embedded Postgres); here a signal just stops it."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
 async def serve(settings: Settings) -> None:
     engine = await Engine.start(settings)
     try:
@@ -40,7 +62,7 @@ async def serve(settings: Settings) -> None:
         config = uvicorn.Config(
             create_app(settings, engine), host=settings.host, port=settings.port, log_level="info"
         )
-        await uvicorn.Server(config).serve()
+        await GracefulServer(config).serve()
     finally:
         await engine.close()
 

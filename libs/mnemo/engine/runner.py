@@ -119,7 +119,6 @@ class PipelineRunner:
             return await self._buffer(tx, group, step, batch)
         elif isinstance(step, CommitStep):
             await commit(d, tx, group, step, batch)
-            metrics.RUNS.labels(status="completed").inc(len(batch.run_ids))
         return True
 
     async def _buffer(

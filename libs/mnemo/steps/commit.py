@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from mnemo import metrics
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.pipeline import CommitStep
 from mnemo.steps.base import Batch, Deps
@@ -24,5 +25,8 @@ async def commit(
         tx, batch_id, batch.project, group, dict(zip(contents, vectors, strict=True)), now
     )
     if ops is not None:
-        await runs.record_commit(tx, ops.by_run, batch.run_ids, now)
+        completed = await runs.record_commit(tx, ops.by_run, batch.run_ids, now)
+        metrics.RUNS.labels(status="completed").inc(len(completed))
+        for created_at in completed:
+            metrics.RUN_LATENCY.observe(max(0.0, (now - created_at).total_seconds()))
     return ops

@@ -59,15 +59,26 @@ async def record_commit(
     by_run: Mapping[str, Mapping[str, list[str]]],
     run_ids: Iterable[str],
     now: datetime,
-) -> None:
-    """Complete the batch's runs and append what each committed."""
+) -> list[datetime]:
+    """Complete the batch's runs and append what each committed.
+
+    Returns the creation times of the runs this call completed (for end-to-end latency).
+    """
     stamp = now.isoformat()
+    completed: list[datetime] = []
     for run_id in run_ids:
-        current = (
+        row = (
             await conn.execute(
-                select(runs.c.committed_operations).where(runs.c.run_id == run_id).with_for_update()
+                select(runs.c.committed_operations, runs.c.status, runs.c.created_at)
+                .where(runs.c.run_id == run_id)
+                .with_for_update()
             )
-        ).scalar_one_or_none() or {"created": [], "updated": [], "deleted": []}
+        ).first()
+        if row is None:
+            continue
+        if row.status in _OPEN:
+            completed.append(row.created_at)
+        current = row.committed_operations or {"created": [], "updated": [], "deleted": []}
         for kind, ids in by_run.get(run_id, {}).items():
             current[kind] = [
                 *current[kind],
@@ -83,6 +94,7 @@ async def record_commit(
                 error=None,
             )
         )
+    return completed
 
 
 def run_from_row(m: Mapping[Any, Any]) -> Run:
