@@ -48,6 +48,9 @@ kafka-up: ## Start the local Kafka broker (KRaft, 127.0.0.1:9092) from Maven Cen
 kafka-down: ## Stop the local Kafka broker
 	bash deploy/kafka/kafka.sh down
 
+run-distributed: install ## Broker, gateway and the four stage services as local processes (Ctrl-C stops all)
+	PYTHON=$(PY) bash scripts/run-distributed.sh
+
 bench: install ## Run the benchmarks and print one table of figures
 	$(PY) -m bench.run
 

@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=20, ge=2, le=200)
 
     project: str = "default"
+    # embedded: workers in this process on the Postgres bus; distributed: adds go to Kafka
+    # and the stage services in `services/` run the pipeline.
+    mode: Literal["embedded", "distributed"] = "embedded"
 
     # LLM: any OpenAI-compatible server. Unset base URL and key select the offline provider.
     llm_base_url: str | None = None
@@ -56,6 +59,8 @@ class Settings(BaseSettings):
 
     # Search.
     hnsw_ef_search: int = Field(default=80, ge=10, le=1000)
+    # Hybrid search weight of the vector list (1 - alpha goes to bm25).
+    hybrid_alpha: float = Field(default=0.75, ge=0, le=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

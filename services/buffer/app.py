@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import faust
+from faust.types import TableT
 
 from mnemo import metrics
 from mnemo.domain.group import GroupConfig
@@ -58,7 +59,7 @@ def create_app(ks: KafkaSettings) -> faust.App:
 
 
 class BufferShell:
-    def __init__(self, rt: Runtime, table: faust.Table) -> None:
+    def __init__(self, rt: Runtime, table: TableT) -> None:
         self.rt = rt
         self.table = table
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import faust
 
-from mnemo import metrics
 from mnemo.events.codec import decode
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
@@ -30,10 +29,6 @@ def create_app(ks: KafkaSettings) -> faust.App:
         event = decode(StageEvent, incoming.value)
         incoming.run_ids, incoming.scope_key = event.batch.run_ids, event.key
         outcome = await commit_stage(await rt.deps(), await rt.groups(), event, SERVICE)
-        if outcome.applied:
-            metrics.RUNS.labels(status="completed").inc(len(event.batch.run_ids))
-            for seconds in outcome.latencies:
-                metrics.RUN_LATENCY.observe(seconds)
         return outcome.emits
 
     async def status_work(incoming: Incoming) -> list[Emit]:

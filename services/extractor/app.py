@@ -5,7 +5,10 @@ Sliding-window buffers (which precede extract) keep their windows in a faust tab
 
 from __future__ import annotations
 
+from typing import cast
+
 import faust
+from faust.types import TableT
 
 from mnemo.events.codec import decode
 from mnemo.events.raw import RawEvent, derived_run_id
@@ -41,5 +44,6 @@ def create_app(ks: KafkaSettings) -> faust.App:
     return app
 
 
-def _windows(table: faust.Table) -> Windows:
-    return table  # type: ignore[return-value]  # a faust Table is a MutableMapping
+def _windows(table: TableT) -> Windows:
+    """A faust table is a MutableMapping, changelog-backed."""
+    return cast(Windows, table)

@@ -17,8 +17,16 @@ def create() -> FastAPI:
 
 
 def run(settings: Settings | None = None) -> None:
-    """Serve the gateway (with embedded workers) on the configured host and port."""
+    """Serve the gateway on the configured host and port: with embedded workers, or (with
+    MNEMO_MODE=distributed) publishing adds to Kafka for the stage services."""
+    settings = settings or Settings()
+    if settings.mode == "distributed":
+        import asyncio
+
+        from mnemo.kafka.gateway import serve
+
+        asyncio.run(serve(settings))
+        return
     import uvicorn
 
-    settings = settings or Settings()
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")

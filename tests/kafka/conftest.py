@@ -88,7 +88,10 @@ async def cluster(
     data_dir = tmp_path_factory.mktemp("kafka-cluster")
     database_url = postgres.new_database()
     ks = KafkaSettings(
-        kafka_bootstrap_servers=BOOTSTRAP, kafka_topic_prefix=kafka_prefix, kafka_partitions=4
+        kafka_bootstrap_servers=BOOTSTRAP,
+        kafka_topic_prefix=kafka_prefix,
+        kafka_partitions=4,
+        kafka_produce_timeout_seconds=5,
     )
     settings = Settings(
         database_url=database_url, data_dir=data_dir, embedding_provider="hash",
@@ -105,7 +108,7 @@ async def cluster(
         for service in services.values():
             service.start()
         for service in services.values():
-            await asyncio.to_thread(service.wait_metrics)
+            await asyncio.to_thread(service.wait_ready)
         yield Cluster(engine, settings, ks, services, kafka_llm, database_url)
     finally:
         for service in services.values():

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from mnemo.domain.memory import Memory, Run
-from mnemo.domain.requests import AddRequest, ListRequest
+from mnemo.domain.requests import AddRequest, ListRequest, NotFound
 from mnemo.engine.engine import Engine
 
 
@@ -30,7 +30,15 @@ async def add_state(engine: Engine, project: str, user: str, content: str) -> Ru
 
 
 async def statuses(engine: Engine, project: str, run_ids: list[str]) -> Counter[str]:
-    return Counter([(await engine.get_run(project, r)).status.value for r in run_ids])
+    """Status counts; runs that outside producers started count as `missing` until the
+    extractor has created their rows."""
+    counts: Counter[str] = Counter()
+    for run_id in run_ids:
+        try:
+            counts[(await engine.get_run(project, run_id)).status.value] += 1
+        except NotFound:
+            counts["missing"] += 1
+    return counts
 
 
 async def wait_all(

@@ -58,16 +58,18 @@ class Service:
         with urllib.request.urlopen(url, timeout=5) as response:
             return response.read().decode()
 
-    def wait_metrics(self, timeout: float = 60) -> None:
+    def wait_ready(self, timeout: float = 90) -> None:
+        """Until the worker runs its timers: started, joined, and measuring its lag."""
         deadline = time.monotonic() + timeout
         while True:
             assert self.proc is not None and self.proc.poll() is None, self.tail()
             try:
-                self.metrics()
-                return
+                if "mnemo_kafka_consumer_lag{" in self.metrics():
+                    return
             except OSError:
-                assert time.monotonic() < deadline, f"{self.name} did not serve /metrics"
-                time.sleep(0.3)
+                pass
+            assert time.monotonic() < deadline, f"{self.name} is not ready\n{self.tail()}"
+            time.sleep(0.3)
 
     def tail(self, lines: int = 40) -> str:
         log = self.log_dir / f"{self.name}.{self.starts}.log"

@@ -34,7 +34,7 @@ async def http(cluster: Cluster) -> httpx.AsyncClient:
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
-    while not server.started:
+    while not server.started:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
         yield client

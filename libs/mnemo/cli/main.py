@@ -5,9 +5,11 @@ from __future__ import annotations
 import typer
 
 from mnemo.cli import keys
+from mnemo.cli.dlq import dlq_app
 from mnemo.cli.exporter import export_command
 from mnemo.cli.importer import import_command
 from mnemo.cli.remote import add_command, runs_command, search_command
+from mnemo.cli.replay import replay_command
 from mnemo.cli.serve import serve_command
 
 app = typer.Typer(
@@ -23,6 +25,8 @@ app.command("search")(search_command)
 app.command("runs")(runs_command)
 app.command("import")(import_command)
 app.command("export")(export_command)
+app.add_typer(dlq_app, name="dlq")
+app.command("replay")(replay_command)
 
 if __name__ == "__main__":
     app()

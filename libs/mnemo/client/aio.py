@@ -96,7 +96,7 @@ class Runs:
     async def get(self, run_id: str) -> Run:
         return await self._t.send(r.get_run(run_id))
 
-    async def wait(self, run_id: str, *, timeout: float = 30.0) -> Run:  # noqa: ASYNC109 - Engram shape
+    async def wait(self, run_id: str, *, timeout: float = 30.0) -> Run:
         """The run once completed or failed; RunTimeoutError after `timeout` seconds."""
         return await self._t.drive(r.wait_for_run(run_id, timeout, time.monotonic))
 

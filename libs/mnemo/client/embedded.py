@@ -131,7 +131,7 @@ class Runs(_Resource):
         with _typed_errors():
             return await self._engine.get_run(self._project, run_id)
 
-    async def wait(self, run_id: str, *, timeout: float = 30.0) -> Run:  # noqa: ASYNC109 - Engram shape
+    async def wait(self, run_id: str, *, timeout: float = 30.0) -> Run:
         with _typed_errors():
             run = await self._engine.wait_run(self._project, run_id, timeout)
         if not run.status.terminal:

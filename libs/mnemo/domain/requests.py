@@ -81,7 +81,7 @@ class InvalidRequest(ValueError):
         self,
         detail: str,
         errors: list[FieldError] | None = None,
-        status: Literal[400, 404, 409, 413] = 400,
+        status: Literal[400, 404, 409, 413, 503] = 400,
     ) -> None:
         super().__init__(detail)
         self.detail = detail

@@ -213,7 +213,12 @@ class Engine:
             embedding = (await self.deps.embedder.embed([query.text]))[0]
         async with self.database.engine.begin() as conn:
             return await search_store.search(
-                conn, query, group, embedding, self.settings.hnsw_ef_search
+                conn,
+                query,
+                group,
+                embedding,
+                self.settings.hnsw_ef_search,
+                self.settings.hybrid_alpha,
             )
 
     async def list_memories(self, project: str, request: ListRequest) -> tuple[list[Memory], int]:

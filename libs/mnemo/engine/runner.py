@@ -31,9 +31,8 @@ from mnemo.engine.groups import GroupCache
 from mnemo.steps.base import Batch, Deps
 from mnemo.steps.buffer import Buffered, flush_reason
 from mnemo.steps.commit import commit
-from mnemo.steps.extract import extract, pre_extracted_candidates
-from mnemo.steps.transform import transform
-from mnemo.steps.transform_with_context import transform_with_context
+from mnemo.steps.dispatch import run_step
+from mnemo.steps.extract import pre_extracted_candidates
 from mnemo.store import buffers, runs
 
 log = logging.getLogger(__name__)
@@ -108,13 +107,8 @@ class PipelineRunner:
         self, tx: AsyncConnection, group: GroupConfig, step: Step, batch: Batch
     ) -> bool:
         d = self.deps
-        if isinstance(step, ExtractStep):
-            batch.candidates = [*batch.candidates, *await extract(d, group, step, batch)]
-            batch.inputs = []
-        elif isinstance(step, TransformStep):
-            batch.candidates = await transform(d, group, step, batch)
-        elif isinstance(step, TransformWithContextStep):
-            batch.candidates = await transform_with_context(d, group, step, batch)
+        if isinstance(step, ExtractStep | TransformStep | TransformWithContextStep):
+            await run_step(d, group, step, batch)
         elif isinstance(step, BufferStep):
             return await self._buffer(tx, group, step, batch)
         elif isinstance(step, CommitStep):

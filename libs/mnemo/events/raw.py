@@ -13,7 +13,7 @@ Outside producers may publish conversation events here directly, without the gat
         "root": null,                      # optional: start at this step id
         "run_id": null,                    # optional: omit and the extractor derives one
         "created_at": "2026-01-01T00:00:00Z"   # optional
-      }
+      }                                    # ("origin" is the gateway's; leave it out)
     key: the scope key, `RawEvent.key_for(scope_property_keys)` (any stable key per scope
          keeps order; the scope key also keeps the same partition as gateway adds).
 
@@ -51,6 +51,9 @@ class RawEvent(BaseModel):
     input: AddInput
     root: str | None = None
     created_at: datetime | None = None
+    # Set by the gateway, whose run row always exists before the record is produced: a
+    # gateway record without a row was refused (503) and is dropped. Outside producers omit it.
+    origin: Literal["gateway", "external"] = "external"
 
     def key_for(self, scope_property_keys: Iterable[str]) -> str:
         """The record key: the scope key of this add in a group scoped by these properties."""

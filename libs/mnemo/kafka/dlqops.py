@@ -8,10 +8,11 @@ are remembered as the committed offset of the `{prefix}-dlq-replay` consumer gro
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from aiokafka import TopicPartition
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import OffsetAndMetadata
 
@@ -57,15 +58,42 @@ async def replay_dlq(ks: KafkaSettings, offsets: list[int] | None = None) -> lis
             entries = await list_dlq(ks, start)
         await _republish(ks, entries)
         if offsets is None and entries:
-            commit = {}
-            for e in entries:
-                commit[TopicPartition(topic_names(ks).dlq, e.partition)] = OffsetAndMetadata(
-                    e.offset + 1, ""
-                )
-            await admin.alter_consumer_group_offsets(replay_group(ks), commit)
+            await _remember(ks, entries)
         return entries
     finally:
         await admin.close()
+
+
+def _payload(record: DlqRecord) -> bytes:
+    """The value to re-publish. A raw add that had no run id keeps the one it was tracked
+    under (derived from its first offset), so the replay completes that run."""
+    if len(record.run_ids) == 1 and record.source_topic.split(".")[-2:-1] == ["raw"]:
+        try:
+            value = json.loads(record.payload)
+        except ValueError:
+            return record.payload.encode()
+        if isinstance(value, dict) and not value.get("run_id"):
+            return json.dumps({**value, "run_id": record.run_ids[0]}).encode()
+    return record.payload.encode()
+
+
+async def _remember(ks: KafkaSettings, entries: list[DlqEntry]) -> None:
+    """Commit past the replayed entries as the replay group's offsets."""
+    dlq = topic_names(ks).dlq
+    commit: dict[TopicPartition, OffsetAndMetadata] = {}
+    for e in entries:
+        commit[TopicPartition(dlq, e.partition)] = OffsetAndMetadata(e.offset + 1, "")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=ks.kafka_bootstrap_servers,
+        group_id=replay_group(ks),
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    try:
+        consumer.assign(list(commit))
+        await consumer.commit(commit)
+    finally:
+        await consumer.stop()
 
 
 async def _republish(ks: KafkaSettings, entries: list[DlqEntry]) -> None:
@@ -84,6 +112,6 @@ async def _republish(ks: KafkaSettings, entries: list[DlqEntry]) -> None:
                     service="dlq-replay",
                 )
                 await p.send_and_wait(names.name(TopicKind.status), encode(status), key=key)
-            await p.send_and_wait(r.source_topic, r.payload.encode(), key=key or None)
+            await p.send_and_wait(r.source_topic, _payload(r), key=key or None)
     finally:
         await p.stop()

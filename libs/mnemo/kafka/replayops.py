@@ -43,6 +43,7 @@ async def replay_group(
                     "group": into,
                     "run_id": replay_run_id(into, original),
                     "root": None,
+                    "origin": "external",  # no row yet: the extractor creates it
                     "created_at": datetime.now(UTC),
                 }
             )

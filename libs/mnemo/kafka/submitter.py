@@ -32,7 +32,7 @@ class BusUnavailable(InvalidRequest):
     """The broker did not acknowledge the add; nothing was stored (HTTP 503)."""
 
     def __init__(self, detail: str) -> None:
-        super().__init__(detail, status=503)  # type: ignore[arg-type]
+        super().__init__(detail, status=503)
 
 
 def raw_event(row: Mapping[str, Any]) -> RawEvent:
@@ -46,6 +46,7 @@ def raw_event(row: Mapping[str, Any]) -> RawEvent:
         input=AddInput.model_validate(row["raw_input"]),
         root=row["starting_step_id"],
         created_at=row["created_at"],
+        origin="gateway",
     )
 
 

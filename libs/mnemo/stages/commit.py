@@ -7,21 +7,21 @@ from dataclasses import dataclass, field
 
 from mnemo import metrics
 from mnemo.domain.memory import RunState
-from mnemo.domain.pipeline import CommitStep
+from mnemo.domain.pipeline import CommitStep, Step
 from mnemo.engine.groups import GroupCache
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
 from mnemo.events.topics import TopicKind
-from mnemo.stages.routing import Emit, forward
+from mnemo.stages.routing import COMMITTER_LEAD_KINDS, Emit, forward
 from mnemo.steps.base import Deps
 from mnemo.steps.commit import commit
+from mnemo.steps.dispatch import run_chain
 
 
 @dataclass
 class CommitOutcome:
     applied: bool
     emits: list[Emit] = field(default_factory=list)
-    latencies: list[float] = field(default_factory=list)
 
 
 async def commit_stage(
@@ -34,9 +34,11 @@ async def commit_stage(
     """
     batch = event.batch
     group = await groups.get(batch.project, batch.group)
-    step = group.pipeline.step(event.step_id)
+    step: Step | None = group.pipeline.step(event.step_id)
     if not isinstance(step, CommitStep):
-        raise TypeError(f"step '{step.id}' is {step.kind}, not commit")
+        step = await run_chain(deps, group, step, batch, COMMITTER_LEAD_KINDS)
+    if not isinstance(step, CommitStep):
+        raise TypeError(f"the committer cannot run step {step.id if step else None!r}")
     started = time.perf_counter()
     async with deps.db.begin() as tx:
         ops = await commit(deps, tx, group, step, batch)
@@ -53,5 +55,4 @@ async def commit_stage(
     )
     emits = [Emit(TopicKind.status, batch.scope_key, status)]
     emits += forward(group.pipeline.following(step), batch, event.run_started)
-    latencies = [(now - t).total_seconds() for t in event.run_started.values()]
-    return CommitOutcome(applied=True, emits=emits, latencies=latencies)
+    return CommitOutcome(applied=True, emits=emits)

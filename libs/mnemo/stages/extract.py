@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, MutableMapping
 from datetime import datetime
 from typing import Any
@@ -16,10 +17,11 @@ from mnemo.engine.groups import GroupCache
 from mnemo.events.raw import RawEvent
 from mnemo.stages import runrows
 from mnemo.stages.routing import EXTRACTOR_KINDS, Emit, forward
-from mnemo.stages.steps import run_chain
 from mnemo.steps.base import Batch, Deps
+from mnemo.steps.dispatch import run_chain
 from mnemo.store import runs
 
+log = logging.getLogger(__name__)
 Windows = MutableMapping[str, list[dict[str, Any]]]
 
 
@@ -28,7 +30,8 @@ async def extract_stage(
 ) -> list[Emit]:
     """Run the entry steps a raw add starts with (sliding windows, extract) and route on.
 
-    Returns nothing for a run that already completed (a redelivery). Raises for an add the
+    Returns nothing for a run that already completed (a redelivery) or that the gateway
+    refused (its producer may still deliver the record after answering 503). Raises for an add the
     pipeline refuses; its run row then exists and is marked failed.
     """
     admitted = await admit(deps, groups, event, run_id)
@@ -72,6 +75,9 @@ async def admit(
         if existing["status"] == RunState.completed.value:
             return None
         return await groups.get(existing["project"], existing["group"]), existing
+    if event.origin == "gateway":
+        log.warning("run %s was refused by the gateway (no row); dropping its record", run_id)
+        return None
     now = deps.clock.now()
     try:
         group = await groups.get(event.project, event.group)

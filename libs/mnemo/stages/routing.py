@@ -14,7 +14,10 @@ from mnemo.steps.base import Batch
 
 # Which step kinds each stage service executes itself.
 EXTRACTOR_KINDS = frozenset({"extract"})
-TRANSFORMER_KINDS = frozenset({"transform", "transform_with_context"})
+TRANSFORMER_KINDS = frozenset({"transform"})
+# transform_with_context reads committed memories, so it runs in the committer, right before
+# the commit, in the scope's partition order: run N+1 reconciles against run N's commit.
+COMMITTER_LEAD_KINDS = frozenset({"transform_with_context", "transform"})
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ def topic_for(step: Step) -> TopicKind:
         return TopicKind.extracted
     if step.kind in TRANSFORMER_KINDS:
         return TopicKind.batches
-    if step.kind == "commit":
+    if step.kind in ("commit", "transform_with_context"):
         return TopicKind.drafts
     raise UnroutableStep(f"step '{step.id}' ({step.kind}) can only start a run")
 

@@ -81,6 +81,7 @@ async def apply(
         .returning(applied_batches.c.batch_id)
     )
     if claimed.first() is None:
+        await conn.execute(delete(drafts).where(drafts.c.batch_id == batch_id))
         return None
     rows = (
         (

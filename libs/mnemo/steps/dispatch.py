@@ -1,7 +1,7 @@
-"""Executing the LLM steps on a batch, with the embedded runner's semantics.
+"""Executing the LLM steps on a batch: the one dispatch both runners use.
 
-`run_step` is the dispatch the embedded `PipelineRunner._step` does for extract, transform
-and transform_with_context; `run_chain` runs consecutive steps that one stage handles.
+`run_step` applies extract, transform or transform_with_context to a batch in place;
+`run_chain` runs consecutive steps that one stage handles (Kafka stage services).
 """
 
 from __future__ import annotations
