@@ -21,9 +21,20 @@ B = 0.75
 
 
 def _or_query(text_: str) -> ColumnElement[Any]:
-    lexemes = func.tsvector_to_array(func.to_tsvector("english", text_))
-    joined = func.coalesce(func.nullif(func.array_to_string(lexemes, " | "), ""), "''")
-    return func.to_tsquery("english", joined)
+    """Any of the text's English lexemes. Each is quoted (URLs and odd tokens stay literal)
+    and parsed with the `simple` config so it is not stemmed twice; a text without lexemes
+    (e.g. only punctuation or stop words) gives an empty query that matches nothing."""
+    lexeme = (
+        func.unnest(func.tsvector_to_array(func.to_tsvector("english", text_)))
+        .table_valued("lexeme")
+        .render_derived()
+    )
+    joined = (
+        select(func.string_agg(func.quote_literal(lexeme.c.lexeme), " | "))
+        .select_from(lexeme)
+        .scalar_subquery()
+    )
+    return func.to_tsquery("simple", func.coalesce(joined, ""))
 
 
 async def bm25_search(
