@@ -82,6 +82,7 @@ async def evaluate(
     user: str,
     chat_dir: Path,
     hits: dict[tuple[str, str, int], list[int]],
+    study: bool = False,
 ) -> None:
     questions = json.loads((chat_dir / "probing_questions.json").read_text())
     for ability, items in questions.items():
@@ -89,20 +90,61 @@ async def evaluate(
             wanted = evidence_ids(question)
             if not wanted:
                 continue
+            ranked: dict[str, list[tuple[int, float]]] = {}
             for mode in MODES:
-                found = await engine.search(
-                    project,
-                    SearchRequest.model_validate(
-                        {
-                            "query": question["question"],
-                            "user_id": user,
-                            "retrieval_config": {"retrieval_type": mode, "limit": max(KS)},
-                        }
-                    ),
-                )
-                ids = [int((m.properties or {}).get("message_id", -1)) for m in found]
+                request = {
+                    "query": question["question"],
+                    "user_id": user,
+                    "retrieval_config": {"retrieval_type": mode, "limit": DEPTH},
+                }
+                found = await engine.search(project, SearchRequest.model_validate(request))
+                ranked[mode] = [
+                    (int((m.properties or {}).get("message_id", -1)), m.score or 0.0) for m in found
+                ]
+            if study:
+                ranked.update(fusion_variants(ranked["vector"], ranked["bm25"]))
+            for mode, pairs in ranked.items():
+                ids = [i for i, _ in pairs]
                 for k in KS:
                     hits[(mode, ability, k)].append(int(bool(wanted & set(ids[:k]))))
+
+
+Ranked = list[tuple[int, float]]
+
+
+def _rsf(lists: list[Ranked], weights: list[float]) -> Ranked:
+    """Relative score fusion: min-max normalise each list, then a weighted sum."""
+    fused: dict[int, float] = {}
+    for pairs, weight in zip(lists, weights, strict=True):
+        if not pairs:
+            continue
+        scores = [s for _, s in pairs]
+        low, high = min(scores), max(scores)
+        for i, s in pairs:
+            norm = (s - low) / (high - low) if high > low else 1.0
+            fused[i] = fused.get(i, 0.0) + weight * norm
+    return sorted(fused.items(), key=lambda kv: kv[1], reverse=True)
+
+
+def _rrf(lists: list[Ranked], weights: list[float], k: int = 60) -> Ranked:
+    fused: dict[int, float] = {}
+    for pairs, weight in zip(lists, weights, strict=True):
+        for rank, (i, _) in enumerate(pairs):
+            fused[i] = fused.get(i, 0.0) + weight / (k + rank + 1)
+    return sorted(fused.items(), key=lambda kv: kv[1], reverse=True)
+
+
+def fusion_variants(vector: Ranked, bm25: Ranked) -> dict[str, Ranked]:
+    """Candidate fusions, for tuning the product's hybrid (`--fusion-study`)."""
+    both = [vector, bm25]
+    return {
+        "rrf50": _rrf(both, [0.5, 0.5]),
+        "rrf70": _rrf(both, [0.7, 0.3]),
+        "rsf50": _rsf(both, [0.5, 0.5]),
+        "rsf65": _rsf(both, [0.65, 0.35]),
+        "rsf75": _rsf(both, [0.75, 0.25]),
+        "rsf85": _rsf(both, [0.85, 0.15]),
+    }
 
 
 def report(hits: dict[tuple[str, str, int], list[int]]) -> str:

@@ -5,32 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from mnemo.domain.wire import WireModel
 
 InputType = Literal["string", "conversation", "pre_extracted"]
 
 
-def refuse_nul(value: Any) -> Any:
-    """Postgres text cannot hold NUL characters: refuse them with a clear message."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise ValueError("text must not contain NUL (\\x00) characters")
-    elif isinstance(value, dict):
-        for item in value.values():
-            refuse_nul(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            refuse_nul(item)
-    return value
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_nul(cls, data: Any) -> Any:
-        return refuse_nul(data)
+class _Strict(WireModel):
+    pass
 
 
 class ToolCallFunction(_Strict):

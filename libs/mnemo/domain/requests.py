@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator
 
-from mnemo.domain.inputs import AddInput, refuse_nul
+from mnemo.domain.inputs import AddInput
 from mnemo.domain.search import RetrievalType, TopicSelector
+from mnemo.domain.wire import WireModel
 
 Properties = dict[str, str]
 
 
-class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_nul(cls, data: Any) -> Any:
-        return refuse_nul(data)
-
+class _Request(WireModel):
     @field_validator("group", mode="before", check_fields=False)
     @classmethod
     def _default_group(cls, value: object) -> object:

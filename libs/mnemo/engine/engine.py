@@ -39,6 +39,7 @@ from mnemo.store import search as search_store
 from mnemo.store.database import Database, connect
 
 log = logging.getLogger(__name__)
+KEY_CACHE_SECONDS = 5.0
 
 
 @dataclass
@@ -52,6 +53,7 @@ class Engine:
     submitter: RunSubmitter
     workers: WorkerPool | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _key_cache: dict[str, tuple[float, str | None]] = field(default_factory=dict)
     _ticker: asyncio.Task[None] | None = None
 
     @classmethod
@@ -290,11 +292,23 @@ class Engine:
 
     async def revoke_key(self, key_id: str) -> bool:
         async with self.database.engine.begin() as conn:
-            return await keys.revoke(conn, key_id, self.deps.clock.now())
+            revoked = await keys.revoke(conn, key_id, self.deps.clock.now())
+        self._key_cache.clear()
+        return revoked
 
     async def project_for_key(self, secret: str) -> str | None:
+        """The key's project, or None. Answers are cached for KEY_CACHE_SECONDS, so a key
+        revoked by another process stops working within that time (at once in this one)."""
+        digest = keys.hash_key(secret)
+        cached = self._key_cache.get(digest)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
         async with self.database.engine.connect() as conn:
-            return await keys.project_for(conn, secret)
+            project = await keys.project_for(conn, secret)
+        if len(self._key_cache) > 10_000:
+            self._key_cache.clear()
+        self._key_cache[digest] = (time.monotonic() + KEY_CACHE_SECONDS, project)
+        return project
 
     async def _group_for_request(self, project: str, name: str) -> GroupConfig:
         try:

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 log = logging.getLogger(__name__)
 _MIGRATIONS = Path(__file__).parent / "migrations"
+EMBEDDED_MAX_CONNECTIONS = 400
 
 
 @dataclass
@@ -46,8 +47,19 @@ def start_embedded(data_dir: Path) -> tuple[Any, str]:
     pg_dir.mkdir(parents=True, exist_ok=True)
     # "stop": the server stops when the last process using this data folder lets go of it.
     server = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
+    if _max_connections(server) < EMBEDDED_MAX_CONNECTIONS:
+        # pgserver's default (100) is too few for many workers; raising it needs a restart,
+        # which happens once per data folder and only if no other process is using it.
+        server.psql(f"ALTER SYSTEM SET max_connections = {EMBEDDED_MAX_CONNECTIONS};")
+        server.cleanup()
+        server = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
     server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     return server, server.get_uri()
+
+
+def _max_connections(server: Any) -> int:
+    out = server.psql("SHOW max_connections;")
+    return int(next(line.strip() for line in out.splitlines() if line.strip().isdigit()))
 
 
 def migrate(url: str, embedding_dim: int) -> None:
@@ -69,7 +81,11 @@ async def connect(
     assert database_url is not None
     await asyncio.to_thread(migrate, database_url, embedding_dim)
     engine = create_async_engine(
-        _async_url(database_url), pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+        _async_url(database_url),
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        # The embedded server lives and dies with us; an external one may restart under us.
+        pool_pre_ping=embedded is None,
     )
     async with engine.connect() as conn:
         stored = (

