@@ -167,8 +167,10 @@ def report(hits: dict[tuple[str, str, int], list[int]]) -> str:
     return "\n".join(lines)
 
 
-async def main(data: Path, chats: int, database_url: str | None, study: bool) -> None:
-    data_dir = Path(tempfile.mkdtemp(prefix="mnemo-beam-"))
+async def main(
+    data: Path, chats: int, database_url: str | None, study: bool, reuse: Path | None
+) -> None:
+    data_dir = reuse or Path(tempfile.mkdtemp(prefix="mnemo-beam-"))
     engine = await Engine.start(Settings(database_url=database_url, data_dir=data_dir, workers=4))
     hits: dict[tuple[str, str, int], list[int]] = defaultdict(list)
     try:
@@ -176,7 +178,7 @@ async def main(data: Path, chats: int, database_url: str | None, study: bool) ->
         chat_dirs = sorted((p for p in data.iterdir() if p.is_dir()), key=lambda p: int(p.name))  # noqa: ASYNC240
         for chat_dir in chat_dirs[:chats]:
             user = f"beam-{chat_dir.name}"
-            stored = await load_chat(engine, "beam", user, chat_dir)
+            stored = 0 if reuse else await load_chat(engine, "beam", user, chat_dir)
             await evaluate(engine, "beam", user, chat_dir, hits, study)
             print(
                 f"chat {chat_dir.name}: {stored} messages ({time.perf_counter() - started:.0f}s)",
@@ -193,5 +195,11 @@ if __name__ == "__main__":
     parser.add_argument("--chats", type=int, default=20)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--fusion-study", action="store_true", help="also score fusion variants")
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        default=None,
+        help="data dir of an earlier run: search its memories, load nothing",
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.data, args.chats, args.database_url, args.fusion_study))
+    asyncio.run(main(args.data, args.chats, args.database_url, args.fusion_study, args.reuse))

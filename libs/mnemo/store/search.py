@@ -26,7 +26,8 @@ from mnemo.store.tenancy import visible_memories
 # A result row (MEMORY_COLUMNS plus a score column) and its score.
 Hit = Any
 
-CANDIDATES_PER_LIST = 4
+# Candidates each list contributes to hybrid fusion (min-max is taken over these).
+FUSION_DEPTH = 40
 
 
 async def vector_search(
@@ -88,7 +89,7 @@ async def search(
         hits = await vector_search(conn, where, embedding, query.limit)
     else:
         assert embedding is not None
-        depth = max(query.limit * CANDIDATES_PER_LIST, 40)
+        depth = max(query.limit, FUSION_DEPTH)
         hits = fuse(
             await vector_search(conn, where, embedding, depth),
             await keyword_search(conn, where, query.text, depth),
