@@ -54,6 +54,14 @@ async def serve(settings: Settings) -> None:
         url = f"http://{settings.host}:{settings.port}"
         secret = await local_key(engine, settings)
         typer.echo(f"mnemo listening on {url} (project '{settings.project}')", err=True)
+        deps = engine.deps
+        typer.echo(f"llm: {deps.llm.label}; embeddings: {deps.embedder.label}", err=True)
+        if not settings.llm_configured:
+            typer.echo(
+                "no LLM configured: offline heuristics, not a language model "
+                "(set MNEMO_LLM_BASE_URL / MNEMO_LLM_API_KEY for real extraction)",
+                err=True,
+            )
         if secret:
             typer.echo(f"created a local API key: {secret}", err=True)
             typer.echo(f"  export MNEMO_URL={url} MNEMO_API_KEY={secret}", err=True)
