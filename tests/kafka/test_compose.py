@@ -56,10 +56,15 @@ def test_dashboards_and_prometheus_config_load() -> None:
 @pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
 def test_compose_config_validates_with_compose_go(tmp_path: Path) -> None:
     binary = tmp_path / "compose-check"
-    subprocess.run(["go", "build", "-o", str(binary), "."], cwd=ROOT / "deploy" / "compose-check",
-                   check=True, timeout=600)
-    result = subprocess.run([str(binary), str(ROOT / "docker-compose.yml")], capture_output=True,
-                            text=True, timeout=60)
+    subprocess.run(
+        ["go", "build", "-o", str(binary), "."],
+        cwd=ROOT / "deploy" / "compose-check",
+        check=True,
+        timeout=600,
+    )
+    result = subprocess.run(
+        [str(binary), str(ROOT / "docker-compose.yml")], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     resolved = yaml.safe_load(result.stdout)
     assert resolved["services"]["gateway"]["environment"]["MNEMO_MODE"] == "distributed"

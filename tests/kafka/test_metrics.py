@@ -66,7 +66,8 @@ async def test_metrics_endpoints_move_after_runs(cluster: Cluster, project: str)
     assert moved("extractor", "mnemo_step_seconds_count", step="extract")
     assert moved("extractor", "mnemo_records_out_total", stage="extracted")
     assert moved("buffer", "mnemo_runs_total", status="in_buffer")
-    assert moved("buffer", "mnemo_records_out_total", stage="drafts")  # reconcile runs in the committer
+    # reconcile runs in the committer, so the buffer hands its batches to the drafts topic
+    assert moved("buffer", "mnemo_records_out_total", stage="drafts")
     assert moved("transformer", "mnemo_records_out_total", stage="drafts")
     assert moved("committer", "mnemo_runs_total", status="completed")
     assert moved("committer", "mnemo_run_seconds_count")

@@ -9,19 +9,26 @@ from tests.integration.engine.helpers import add_and_wait, facts, search
 
 pytestmark = pytest.mark.integration
 
-DOCS = ("The cat sat on the mat.", "Dogs chase cats in the park.", "The stock market fell today.",
-        "See https://example.com/a:b for the e-mail foo|bar.")
+DOCS = (
+    "The cat sat on the mat.",
+    "Dogs chase cats in the park.",
+    "The stock market fell today.",
+    "See https://example.com/a:b for the e-mail foo|bar.",
+)
 
 
 @pytest.fixture
 async def corpus(engine: Engine, project: str) -> str:
-    await add_and_wait(engine, project, {"user_id": "u", "input": facts(
-        *(("UserKnowledge", d) for d in DOCS))})
+    await add_and_wait(
+        engine, project, {"user_id": "u", "input": facts(*(("UserKnowledge", d) for d in DOCS))}
+    )
     return project
 
 
 async def test_bm25_ranks_by_term_weight_and_skips_non_matches(engine: Engine, corpus: str) -> None:
-    hits = await search(engine, corpus, "cat on a mat", "bm25", user_id="u", topics=["UserKnowledge"])
+    hits = await search(
+        engine, corpus, "cat on a mat", "bm25", user_id="u", topics=["UserKnowledge"]
+    )
     assert [m.content for m in hits] == ["The cat sat on the mat.", "Dogs chase cats in the park."]
     assert 0 < hits[1].score < hits[0].score < 1  # type: ignore[operator]
 
