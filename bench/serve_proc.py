@@ -11,18 +11,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 from pathlib import Path
 
 import uvicorn
 
 from mnemo.api import create_app
 from mnemo.engine.engine import Engine
+from mnemo.engine.processes import spawn_workers, stop_workers
 from mnemo.settings import Settings
 
 
-async def serve(port: int, data_dir: Path, key_file: Path) -> None:
+async def serve(port: int, data_dir: Path, key_file: Path, worker_processes: int) -> None:
     settings = Settings(port=port, data_dir=data_dir)
-    engine = await Engine.start(settings)
+    engine = await Engine.start(settings, run_workers=worker_processes == 0)
+    workers = spawn_workers(settings, engine.database.url, worker_processes)
     try:
         _, secret = await engine.create_key(settings.project, "bench")
         config = uvicorn.Config(
@@ -36,6 +39,7 @@ async def serve(port: int, data_dir: Path, key_file: Path) -> None:
         await asyncio.to_thread(key_file.write_text, secret)  # read once /healthz answers
         await uvicorn.Server(config).serve()
     finally:
+        await asyncio.to_thread(stop_workers, workers)
         await engine.close()
 
 
@@ -44,9 +48,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--key-file", type=Path, required=True)
+    parser.add_argument(
+        "--worker-processes",
+        type=int,
+        default=int(os.environ.get("MNEMO_BENCH_WORKER_PROCESSES", "0")),
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    asyncio.run(serve(args.port, args.data_dir, args.key_file))
+    asyncio.run(serve(args.port, args.data_dir, args.key_file, args.worker_processes))
 
 
 if __name__ == "__main__":

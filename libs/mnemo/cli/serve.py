@@ -16,6 +16,7 @@ from mnemo.api import create_app
 from mnemo.api.app import LOOPBACK_HOSTS
 from mnemo.cli.common import DataDirOption, settings_with
 from mnemo.engine.engine import Engine
+from mnemo.engine.processes import spawn_workers, stop_workers
 from mnemo.settings import Settings
 
 
@@ -48,8 +49,9 @@ class GracefulServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-async def serve(settings: Settings) -> None:
-    engine = await Engine.start(settings)
+async def serve(settings: Settings, worker_processes: int = 0) -> None:
+    engine = await Engine.start(settings, run_workers=worker_processes == 0)
+    workers = spawn_workers(settings, engine.database.url, worker_processes)
     try:
         url = f"http://{settings.host}:{settings.port}"
         secret = await local_key(engine, settings)
@@ -72,6 +74,7 @@ async def serve(settings: Settings) -> None:
         )
         await GracefulServer(config).serve()
     finally:
+        await asyncio.to_thread(stop_workers, workers)
         await engine.close()
 
 
@@ -79,6 +82,15 @@ def serve_command(
     host: Annotated[str | None, typer.Option("--host", help="Bind address")] = None,
     port: Annotated[int | None, typer.Option("--port", help="Port")] = None,
     data_dir: DataDirOption = None,
+    worker_processes: Annotated[
+        int,
+        typer.Option(
+            "--worker-processes",
+            min=0,
+            help="Run the pipeline in N separate processes (0: inside the server process)",
+        ),
+    ] = 0,
 ) -> None:
     """Serve the Engram v1 API with embedded workers (and embedded Postgres by default)."""
-    asyncio.run(serve(settings_with(host=host, port=port, data_dir=data_dir)))
+    settings = settings_with(host=host, port=port, data_dir=data_dir)
+    asyncio.run(serve(settings, worker_processes))
