@@ -8,14 +8,18 @@ so a kill -9 at any moment either leaves everything or applies everything.
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
 from sqlalchemy import delete, insert, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.bus.base import Record
 from mnemo.store.schema import bus_records
+
+log = logging.getLogger(__name__)
 
 _CLAIM = text("""
     SELECT r.id, r.topic, r.key, r.payload FROM bus_records r
@@ -25,6 +29,9 @@ _CLAIM = text("""
     LIMIT 1
     FOR UPDATE SKIP LOCKED
 """)
+
+
+CHANNEL = "mnemo_bus"
 
 
 class PostgresBus:
@@ -40,7 +47,26 @@ class PostgresBus:
                 topic=topic, key=key, payload=payload, created_at=datetime.now(UTC)
             )
         )
+        # Delivered at commit to every listening process (Postgres folds duplicates).
+        await tx.execute(text(f"NOTIFY {CHANNEL}"))
         self.published.set()
+
+    async def listen(self, database_url: str) -> None:
+        """Wake consumers on publishes from other processes (worker processes, gateways).
+
+        Runs until cancelled; polling still covers a lost connection."""
+        while True:
+            try:
+                libpq_url = database_url.replace("postgresql+psycopg://", "postgresql://", 1)
+                async with await psycopg.AsyncConnection.connect(
+                    libpq_url, autocommit=True
+                ) as conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    async for _ in conn.notifies():
+                        self.published.set()
+            except psycopg.OperationalError as exc:
+                log.warning("bus listener lost its connection (%s); reconnecting", exc)
+                await asyncio.sleep(1.0)
 
     async def claim(self, tx: AsyncConnection, topics: tuple[str, ...]) -> Record | None:
         row = (await tx.execute(_CLAIM, {"topics": list(topics)})).first()

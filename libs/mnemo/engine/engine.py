@@ -55,6 +55,7 @@ class Engine:
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _key_cache: dict[str, tuple[float, str | None]] = field(default_factory=dict)
     _ticker: asyncio.Task[None] | None = None
+    _listener: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(
@@ -113,6 +114,7 @@ class Engine:
         self._ticker = asyncio.create_task(
             run_ticker(self.runner, self.settings.buffer_tick_seconds, self._stop)
         )
+        self._listener = asyncio.create_task(self.bus.listen(self.database.url))
 
     async def close(self) -> None:
         self._stop.set()
@@ -120,6 +122,9 @@ class Engine:
             await self.workers.stop()
         if self._ticker:
             await self._ticker
+        if self._listener:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
         await self.database.close()
 
     # -- groups -------------------------------------------------------------------------

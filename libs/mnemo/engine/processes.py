@@ -27,10 +27,7 @@ def spawn_workers(
         "MNEMO_PROJECT": settings.project,
         "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
     }
-    return [
-        subprocess.Popen([sys.executable, "-m", "mnemo.engine"], env=env)
-        for _ in range(count)
-    ]
+    return [subprocess.Popen([sys.executable, "-m", "mnemo.engine"], env=env) for _ in range(count)]
 
 
 def stop_workers(processes: list[subprocess.Popen[bytes]], timeout: float = 30.0) -> None:
