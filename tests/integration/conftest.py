@@ -82,3 +82,15 @@ def user_payload(request_json: dict[str, Any]) -> dict[str, Any]:
 
 def system_prompt(request_json: dict[str, Any]) -> str:
     return next(m["content"] for m in request_json["messages"] if m["role"] == "system")
+
+
+def echo_extract(request_json: dict[str, Any]) -> dict[str, Any]:
+    """Scripted extract: each input line becomes one UserKnowledge memory, verbatim."""
+    lines = user_payload(request_json)["input"]
+    return {"memories": [{"topic": "UserKnowledge", "content": line} for line in lines]}
+
+
+def script_echo_pipeline(llm: ScriptedLLMServer) -> None:
+    """Extract echoes the input; reconciliation keeps everything."""
+    llm.script("extract", echo_extract)
+    llm.script("transform_with_context", {"existing": [], "new": []})

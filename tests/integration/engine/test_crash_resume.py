@@ -15,7 +15,7 @@ import pytest
 from mnemo.domain.memory import RunState
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.engine import Engine
-from tests.integration.conftest import engine_settings, scripted_client, user_payload
+from tests.integration.conftest import engine_settings, script_echo_pipeline, scripted_client
 from tests.integration.engine.helpers import add, listing, says
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
@@ -62,15 +62,7 @@ async def wait_for(
 async def test_kill_9_loses_nothing_and_commits_nothing_twice(
     postgres: EmbeddedPostgres, llm: ScriptedLLMServer, tmp_path: Path, project: str
 ) -> None:
-    llm.script(
-        "extract",
-        lambda r: {
-            "memories": [
-                {"topic": "UserKnowledge", "content": line} for line in user_payload(r)["input"]
-            ]
-        },
-    )
-    llm.script("transform_with_context", {"existing": [], "new": []})
+    script_echo_pipeline(llm)
     llm.delay_seconds = 0.05
     settings = engine_settings(postgres.new_database(), tmp_path)
     engine = await Engine.start(

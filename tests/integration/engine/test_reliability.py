@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -11,19 +10,11 @@ from sqlalchemy import func, select
 from mnemo.domain.requests import AddRequest, InvalidRequest
 from mnemo.engine.engine import Engine
 from mnemo.store.schema import bus_records, runs
-from tests.integration.conftest import user_payload
+from tests.integration.conftest import echo_extract
 from tests.integration.engine.helpers import add, add_and_wait, listing, says
 from tests.support.scripted_llm import ScriptedLLMServer
 
 pytestmark = pytest.mark.integration
-
-
-def echo_extract(request: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "memories": [
-            {"topic": "UserKnowledge", "content": line} for line in user_payload(request)["input"]
-        ]
-    }
 
 
 async def test_runs_of_one_scope_commit_in_add_order(

@@ -10,7 +10,7 @@ import pytest
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.engine import Engine
 from mnemo.engine.processes import spawn_workers, stop_workers
-from tests.integration.conftest import engine_settings, scripted_client, user_payload
+from tests.integration.conftest import engine_settings, script_echo_pipeline, scripted_client
 from tests.integration.engine.helpers import add, listing, says
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
@@ -25,15 +25,7 @@ async def test_worker_processes_run_the_pipeline_and_stop_cleanly(
     project: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    llm.script(
-        "extract",
-        lambda r: {
-            "memories": [
-                {"topic": "UserKnowledge", "content": line} for line in user_payload(r)["input"]
-            ]
-        },
-    )
-    llm.script("transform_with_context", {"existing": [], "new": []})
+    script_echo_pipeline(llm)
     for name, value in {
         "MNEMO_LLM_BASE_URL": llm.base_url,
         "MNEMO_LLM_API_KEY": "x",
