@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,8 +42,14 @@ def settings_with(**overrides: Any) -> Settings:
     return Settings(**{k: v for k, v in overrides.items() if v is not None})
 
 
-def remote_client(url: str, api_key: str | None) -> MnemoClient:
-    return MnemoClient(base_url=url, api_key=api_key)
+@contextmanager
+def remote_client(url: str, api_key: str | None) -> Iterator[MnemoClient]:
+    """A client for the server at `url`; client errors end the command with `fail`."""
+    try:
+        with MnemoClient(base_url=url, api_key=api_key) as client:
+            yield client
+    except MnemoError as exc:
+        raise fail(exc) from exc
 
 
 def parse_properties(pairs: list[str] | None) -> dict[str, str] | None:

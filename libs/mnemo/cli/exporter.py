@@ -14,9 +14,8 @@ from typing import Annotated, TextIO
 
 import typer
 
-from mnemo.cli.common import ApiKeyOption, UrlOption, fail, remote_client
+from mnemo.cli.common import ApiKeyOption, UrlOption, remote_client
 from mnemo.client import MnemoClient
-from mnemo.client.errors import MnemoError
 from mnemo.client.models import GroupSummary
 
 MAX_LIST = 100
@@ -55,8 +54,6 @@ def export_command(
         with remote_client(url, api_key) as client:
             groups = [g for g in client.groups.list() if not group or g.name in group]
             written = sum(_export_group(client, g, list(user or []), out) for g in groups)
-    except MnemoError as exc:
-        raise fail(exc) from exc
     finally:
         if output:
             out.close()

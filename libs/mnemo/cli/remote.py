@@ -12,12 +12,10 @@ from mnemo.cli.common import (
     PropertyOption,
     UrlOption,
     UserOption,
-    fail,
     parse_properties,
     print_json,
     remote_client,
 )
-from mnemo.client.errors import MnemoError
 from mnemo.client.models import RetrievalConfig
 from mnemo.client.models import retrieval as named_retrieval
 
@@ -38,13 +36,10 @@ def add_command(
 ) -> None:
     """Add text; prints the run (completed, with --wait)."""
     with remote_client(url, api_key) as client:
-        try:
-            result = client.memories.add(
-                text, user_id=user, group=group, properties=parse_properties(prop)
-            )
-            print_json(client.runs.wait(result.run_id, timeout=wait) if wait else result)
-        except MnemoError as exc:
-            raise fail(exc) from exc
+        result = client.memories.add(
+            text, user_id=user, group=group, properties=parse_properties(prop)
+        )
+        print_json(client.runs.wait(result.run_id, timeout=wait) if wait else result)
 
 
 def search_command(
@@ -60,17 +55,14 @@ def search_command(
 ) -> None:
     """Search memories; prints a JSON list with scores."""
     with remote_client(url, api_key) as client:
-        try:
-            found = client.memories.search(
-                query,
-                topics=list(topic) if topic else None,
-                user_id=user,
-                group=group,
-                properties=parse_properties(prop),
-                retrieval_config=_retrieval_config(retrieval, limit),
-            )
-        except MnemoError as exc:
-            raise fail(exc) from exc
+        found = client.memories.search(
+            query,
+            topics=list(topic) if topic else None,
+            user_id=user,
+            group=group,
+            properties=parse_properties(prop),
+            retrieval_config=_retrieval_config(retrieval, limit),
+        )
     print_json(list(found))
 
 
@@ -89,8 +81,5 @@ def runs_command(
 ) -> None:
     """Show a run (waiting for it to finish with --wait SECONDS)."""
     with remote_client(url, api_key) as client:
-        try:
-            run = client.runs.wait(run_id, timeout=wait) if wait else client.runs.get(run_id)
-        except MnemoError as exc:
-            raise fail(exc) from exc
+        run = client.runs.wait(run_id, timeout=wait) if wait else client.runs.get(run_id)
     print_json(run)
