@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import openai
-from openai import AsyncOpenAI
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -17,12 +16,12 @@ from tenacity import (
 )
 
 from mnemo.llm.openai_client import (
-    PLACEHOLDER_API_KEY,
     describe_error,
     is_transient,
     retry_wait,
     scrub_secret,
 )
+from mnemo.llm.transport import async_openai
 
 if TYPE_CHECKING:
     from mnemo.settings import Settings
@@ -64,12 +63,7 @@ class OpenAIEmbedder:
         self._retry_wait_scale = retry_wait_scale
         # Only the text-embedding-3 family can shorten its vectors on request.
         self._send_dimensions = model.startswith("text-embedding-3")
-        self._client = AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or PLACEHOLDER_API_KEY,
-            timeout=timeout,
-            max_retries=0,
-        )
+        self._client = async_openai(base_url, api_key, timeout)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIEmbedder:

@@ -125,6 +125,10 @@ class Engine:
         if self._listener:
             self._listener.cancel()
             await asyncio.gather(self._listener, return_exceptions=True)
+        for part in (self.deps.llm, self.deps.embedder):
+            close = getattr(part, "aclose", None)  # network clients hold HTTP sessions
+            if close is not None:
+                await close()
         await self.database.close()
 
     # -- groups -------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Literal
 
 import openai
-from openai import AsyncOpenAI
 from pydantic import BaseModel, ValidationError
 from tenacity import (
     AsyncRetrying,
@@ -26,6 +25,7 @@ from tenacity import (
 )
 
 from mnemo.llm.base import C, LLMError, Prompt, R
+from mnemo.llm.transport import PLACEHOLDER_API_KEY, async_openai
 from mnemo.metrics import LLM_CALLS, LLM_ERRORS, LLM_LATENCY, LLM_TOKENS
 
 if TYPE_CHECKING:
@@ -36,8 +36,6 @@ log = logging.getLogger(__name__)
 StructuredOutput = Literal["json_schema", "tools"]
 
 PROVIDER = "openai-compatible"
-# Local servers (vLLM, llama.cpp, Ollama) accept any key, but the client insists on one.
-PLACEHOLDER_API_KEY = "unused"
 
 RETRY_BASE_SECONDS = 0.2
 RETRY_MAX_SECONDS = 5.0
@@ -81,16 +79,28 @@ def describe_error(exc: BaseException) -> str:
             text = f"HTTP {exc.status_code}"
         detail = _server_message(exc.body)
         return f"{text}: {_truncate(detail)}" if detail else text
-    if isinstance(exc, openai.APITimeoutError):
+    refused = _connection_refused(exc)
+    if isinstance(exc, openai.APITimeoutError) and refused is None:
         return "request timed out"
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
+        cause = refused or exc.__cause__
         return (
             f"connection error ({type(cause).__name__}: {cause})" if cause else "connection error"
         )
     if isinstance(exc, InvalidOutputError):
         return f"invalid output: {_truncate(str(exc))}"
     return _truncate(f"{type(exc).__name__}: {exc}")
+
+
+def _connection_refused(exc: BaseException) -> BaseException | None:
+    """The OSError under an openai error, if any. The aiohttp transport reports a refused
+    connection as a connect *timeout*; the root cause tells the truth."""
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None:
+        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def retry_wait(scale: float = 1.0) -> wait_exponential_jitter:
@@ -167,12 +177,7 @@ class OpenAICompatibleLLM:
         self._api_key = api_key
         self._retry_wait_scale = retry_wait_scale
         self._schemas: dict[type[BaseModel], dict[str, Any]] = {}
-        self._client = AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or PLACEHOLDER_API_KEY,
-            timeout=timeout,
-            max_retries=0,  # tenacity owns retries, so metrics and logs see every attempt
-        )
+        self._client = async_openai(base_url, api_key, timeout)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAICompatibleLLM:
