@@ -40,3 +40,7 @@ class Bus(Protocol):
 
     async def ack(self, tx: Any, record: Record) -> None:
         """Mark the record done; takes effect when `tx` commits."""
+
+    def wake(self, count: int = 1) -> None:
+        """Call after committing a transaction that published `count` records: wakes that
+        many idle local consumers (other processes are told by the database)."""

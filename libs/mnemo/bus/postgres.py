@@ -17,6 +17,7 @@ from sqlalchemy import delete, insert, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.bus.base import Record
+from mnemo.bus.wakeup import Wakeup
 from mnemo.store.schema import bus_records
 
 log = logging.getLogger(__name__)
@@ -36,20 +37,29 @@ CHANNEL = "mnemo_bus"
 
 class PostgresBus:
     def __init__(self) -> None:
-        # Wakes local consumers right after a publish instead of waiting for their next poll.
-        self.published = asyncio.Event()
+        # Idle local consumers park here. Publishing does not wake them (the records are not
+        # visible before the publisher commits): whoever commits calls `wake`.
+        self.wakeup = Wakeup()
 
     async def publish(
         self, tx: AsyncConnection, topic: str, key: str, payload: dict[str, Any]
     ) -> None:
+        await self.publish_many(tx, topic, [(key, payload)])
+
+    async def publish_many(
+        self, tx: AsyncConnection, topic: str, records: list[tuple[str, dict[str, Any]]]
+    ) -> None:
+        """Append (key, payload) records in list order: a key's later record comes later."""
+        if not records:
+            return
+        now = datetime.now(UTC)
         await tx.execute(
             insert(bus_records).values(
-                topic=topic, key=key, payload=payload, created_at=datetime.now(UTC)
+                [{"topic": topic, "key": k, "payload": p, "created_at": now} for k, p in records]
             )
         )
         # Delivered at commit to every listening process (Postgres folds duplicates).
         await tx.execute(text(f"NOTIFY {CHANNEL}"))
-        self.published.set()
 
     async def listen(self, database_url: str) -> None:
         """Wake consumers on publishes from other processes (worker processes, gateways).
@@ -63,7 +73,7 @@ class PostgresBus:
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     async for _ in conn.notifies():
-                        self.published.set()
+                        self.wakeup.wake()  # one worker; its success wakes the next
             except psycopg.OperationalError as exc:
                 log.warning("bus listener lost its connection (%s); reconnecting", exc)
                 await asyncio.sleep(1.0)
@@ -74,13 +84,8 @@ class PostgresBus:
             return None
         return Record(id=row.id, topic=row.topic, key=row.key, payload=row.payload)
 
+    def wake(self, count: int = 1) -> None:
+        self.wakeup.wake(count)
+
     async def ack(self, tx: AsyncConnection, record: Record) -> None:
         await tx.execute(delete(bus_records).where(bus_records.c.id == record.id))
-
-    async def wait(self, timeout: float) -> None:
-        """Sleep until something is published locally, or `timeout` passes."""
-        try:
-            await asyncio.wait_for(self.published.wait(), timeout)
-        except TimeoutError:
-            pass
-        self.published.clear()

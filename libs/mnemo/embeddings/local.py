@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from mnemo.embeddings.batching import MicroBatcher
+from mnemo.batching import MicroBatcher
 
 log = logging.getLogger(__name__)
 

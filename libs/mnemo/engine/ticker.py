@@ -29,8 +29,10 @@ async def tick(runner: PipelineRunner) -> int:
         if not isinstance(step, BufferStep) or step.mode != "batch":
             continue
         async with runner.deps.db.begin() as tx:
-            if await runner.flush_if_due(tx, group, step, key):
-                flushed += 1
+            reason = await runner.flush_if_due(tx, group, step, key)
+        if reason:
+            flushed += 1
+            runner.bus.wake()  # committed: a worker can claim the flush now
     return flushed
 
 

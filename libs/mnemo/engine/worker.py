@@ -20,6 +20,8 @@ from mnemo.store import runs
 
 log = logging.getLogger(__name__)
 
+IDLE_POLL_FACTOR = 25
+
 
 def run_ids_of(record: Record) -> list[str]:
     payload = record.payload
@@ -45,7 +47,7 @@ class WorkerPool:
 
     async def stop(self) -> None:
         self._stopping.set()
-        self.bus.published.set()
+        self.bus.wakeup.wake_all()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -63,8 +65,15 @@ class WorkerPool:
                 log.exception("worker %d: unexpected error", index)
                 await asyncio.sleep(1.0)
                 continue
-            if not worked:
-                await self.bus.wait(self.poll_seconds)
+            if worked:
+                self.bus.wake()  # more may be ready: fan out one worker at a time
+            else:
+                await self.bus.wakeup.wait(self._idle_timeout(index))
+
+    def _idle_timeout(self, index: int) -> float:
+        """Worker 0 polls every `poll_seconds` as the safety net for a lost wakeup (e.g. the
+        listener reconnecting); the others rely on wakeups and poll rarely."""
+        return self.poll_seconds if index == 0 else self.poll_seconds * IDLE_POLL_FACTOR
 
     async def run_once(self) -> bool:
         """Process one record if one is ready. Returns whether one was."""

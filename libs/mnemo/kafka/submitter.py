@@ -77,7 +77,7 @@ class KafkaRunSubmitter:
     async def submit(self, row: Mapping[str, Any]) -> None:
         assert self.db is not None, "KafkaRunSubmitter.start() was not called"
         async with self.db.begin() as tx:
-            await runs.create(tx, row)
+            await runs.create(tx, [row])
         try:
             await self._produce(row)
         except Exception as exc:

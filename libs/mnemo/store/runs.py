@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,8 +15,10 @@ from mnemo.store.schema import runs
 _OPEN = (RunState.running.value, RunState.in_buffer.value)
 
 
-async def create(conn: AsyncConnection, row: Mapping[Any, Any]) -> None:
-    await conn.execute(insert(runs).values(**row))
+async def create(conn: AsyncConnection, rows: Sequence[Mapping[Any, Any]]) -> None:
+    """Insert new run rows (one statement)."""
+    if rows:
+        await conn.execute(insert(runs).values([dict(row) for row in rows]))
 
 
 async def get(conn: AsyncConnection, project: str, run_id: str) -> Run | None:

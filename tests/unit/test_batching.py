@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from mnemo.embeddings.batching import MicroBatcher
+from mnemo.batching import MicroBatcher
 
 
 class RecordingEncoder:

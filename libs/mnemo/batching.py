@@ -1,12 +1,14 @@
-"""Coalesce concurrent embedding requests into one model call.
+"""Coalesce concurrent requests into one call: embeddings into one model call, adds into one
+transaction (group commit).
 
-Under load many pipeline workers and searches each ask for one or two vectors at once.
-Encoding them one call at a time behind a lock wastes most of the model's time on per-call
-overhead; encoding whatever is waiting as one batch costs little more than one text.
+Under load many coroutines each ask for a little at once (a vector or two; one durable
+add). Serving them one call at a time pays the fixed cost of a call (model invocation,
+transaction commit and fsync) per request; serving whatever is waiting as one call costs
+little more than one request.
 
-`MicroBatcher` needs no timer: while one batch is being encoded, new requests queue up and
-form the next batch. A drain task exists only while there is work, so nothing lingers
-after the event loop's last request.
+`MicroBatcher` needs no timer, so an idle system adds no latency: while one call runs, new
+requests queue up and form the next call. A drain task exists only while there is work, so
+nothing lingers after the event loop's last request.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ class MicroBatcher(Generic[T, R]):
             self._pending.append((item, future))
             futures.append(future)
         if self._drainer is None or self._drainer.done():
-            self._drainer = loop.create_task(self._drain(), name="mnemo-embed-batcher")
+            self._drainer = loop.create_task(self._drain(), name="mnemo-micro-batcher")
         return list(await asyncio.gather(*futures))
 
     async def _drain(self) -> None:
