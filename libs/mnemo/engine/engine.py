@@ -36,6 +36,7 @@ from mnemo.steps.base import Deps
 from mnemo.store import keys, runs
 from mnemo.store import memories as memory_store
 from mnemo.store import search as search_store
+from mnemo.store.corpus_stats import CorpusStatsCache
 from mnemo.store.database import Database, connect
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ class Engine:
     submitter: RunSubmitter
     workers: WorkerPool | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    corpus_stats: CorpusStatsCache = field(default_factory=CorpusStatsCache)
     _key_cache: dict[str, tuple[float, str | None]] = field(default_factory=dict)
     _ticker: asyncio.Task[None] | None = None
     _listener: asyncio.Task[None] | None = None
@@ -216,21 +218,24 @@ class Engine:
         return await self.get_run(project, run_id)
 
     # -- memories -----------------------------------------------------------------------
+    @property
+    def search_settings(self) -> search_store.SearchSettings:
+        return search_store.SearchSettings(
+            ef_search=self.settings.hnsw_ef_search,
+            hybrid_alpha=self.settings.hybrid_alpha,
+            corpus_stats=self.corpus_stats,
+        )
+
     async def search(self, project: str, request: SearchRequest) -> list[Memory]:
         group = await self._group_for_request(project, request.group)
         query = memory_query(project, group, request)
-        embedding = None
-        if query.retrieval_type in ("vector", "hybrid"):
-            embedding = (await self.deps.embedder.embed([query.text]))[0]
-        async with self.database.engine.begin() as conn:
-            return await search_store.search(
-                conn,
-                query,
-                group,
-                embedding,
-                self.settings.hnsw_ef_search,
-                self.settings.hybrid_alpha,
-            )
+
+        async def embed_query() -> list[float]:
+            return (await self.deps.embedder.embed([query.text]))[0]
+
+        return await search_store.search(
+            self.database.engine, query, group, embed_query, self.search_settings
+        )
 
     async def list_memories(self, project: str, request: ListRequest) -> tuple[list[Memory], int]:
         group = await self._group_for_request(project, request.group)

@@ -9,16 +9,19 @@ Scores: higher is better, in [0, 1].
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, literal_column, select, text
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Memory
 from mnemo.domain.search import MemoryQuery
 from mnemo.store.bm25 import bm25_search, squash
+from mnemo.store.corpus_stats import CorpusStatsCache
 from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
 from mnemo.store.schema import memories
 from mnemo.store.tenancy import visible_memories
@@ -45,9 +48,15 @@ async def vector_search(
 
 
 async def keyword_search(
-    conn: AsyncConnection, where: ColumnElement[bool], text_: str, limit: int
+    conn: AsyncConnection,
+    where: ColumnElement[bool],
+    text_: str,
+    limit: int,
+    corpus_stats: CorpusStatsCache,
 ) -> list[tuple[Hit, float]]:
-    return [(row, squash(score)) for row, score in await bm25_search(conn, where, text_, limit)]
+    corpus = await corpus_stats.get(conn, where)
+    hits = await bm25_search(conn, where, text_, limit, corpus)
+    return [(row, squash(score)) for row, score in hits]
 
 
 def fuse(
@@ -70,32 +79,45 @@ def fuse(
     return [(rows[memory_id], score) for memory_id, score in ordered]
 
 
+@dataclass(frozen=True)
+class SearchSettings:
+    ef_search: int
+    hybrid_alpha: float
+    corpus_stats: CorpusStatsCache
+
+
 async def search(
-    conn: AsyncConnection,
+    db: AsyncEngine,
     query: MemoryQuery,
     group: GroupConfig,
-    embedding: Sequence[float] | None,
-    ef_search: int,
-    hybrid_alpha: float = 0.75,
+    embed_query: Callable[[], Awaitable[Sequence[float]]],
+    settings: SearchSettings,
 ) -> list[Memory]:
+    """Run `query`. `embed_query` is awaited only by the modes that need a vector, and in
+    hybrid mode while the keyword half already runs on its own connection."""
     where = visible_memories(query, group)
     if query.retrieval_type == "fetch":
-        return await fetch_bounded(conn, query, group)
-    await conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
+        async with db.connect() as conn:
+            return await fetch_bounded(conn, query, group)
+
+    async def vector_half(limit: int) -> list[tuple[Hit, float]]:
+        embedding = await embed_query()
+        async with db.begin() as conn:
+            await conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}"))
+            return await vector_search(conn, where, embedding, limit)
+
+    async def keyword_half(limit: int) -> list[tuple[Hit, float]]:
+        async with db.connect() as conn:
+            return await keyword_search(conn, where, query.text, limit, settings.corpus_stats)
+
     if query.retrieval_type == "bm25":
-        hits = await keyword_search(conn, where, query.text, query.limit)
+        hits = await keyword_half(query.limit)
     elif query.retrieval_type == "vector":
-        assert embedding is not None
-        hits = await vector_search(conn, where, embedding, query.limit)
+        hits = await vector_half(query.limit)
     else:
-        assert embedding is not None
         depth = max(query.limit, FUSION_DEPTH)
-        hits = fuse(
-            await vector_search(conn, where, embedding, depth),
-            await keyword_search(conn, where, query.text, depth),
-            hybrid_alpha,
-            query.limit,
-        )
+        vector, keyword = await asyncio.gather(vector_half(depth), keyword_half(depth))
+        hits = fuse(vector, keyword, settings.hybrid_alpha, query.limit)
     return [memory_from_row(row, score=round(score, 6)) for row, score in hits]
 
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+import math
 
+import pytest
+from sqlalchemy import ColumnElement, text
+
+from mnemo.domain.search import MemoryQuery, TopicSelector
 from mnemo.engine.engine import Engine
+from mnemo.store.bm25 import bm25_search
+from mnemo.store.corpus_stats import CorpusStats, CorpusStatsCache
+from mnemo.store.tenancy import visible_memories
 from tests.integration.engine.helpers import add_and_wait, facts, search
 
 pytestmark = pytest.mark.integration
@@ -43,3 +50,75 @@ async def test_odd_query_texts_never_fail(engine: Engine, corpus: str, query: st
 async def test_hybrid_puts_the_match_of_both_lists_first(engine: Engine, corpus: str) -> None:
     hits = await search(engine, corpus, "stock market", user_id="u", topics=["UserKnowledge"])
     assert hits[0].content == "The stock market fell today." and hits[0].score == 1.0
+
+
+async def test_bm25_scores_match_okapi_computed_by_hand(engine: Engine, corpus: str) -> None:
+    """One-term query: idf = ln(1 + (N - df + 0.5) / (df + 0.5)); N = the 4 memories of
+    the scope below, df = 1; the tf/length part with k1 = 1.2, b = 0.75."""
+    async with engine.database.engine.connect() as conn:
+        rows = await conn.execute(
+            text("SELECT content, tsv_length FROM memories WHERE project = :p"), {"p": corpus}
+        )
+        lengths = {content: length for content, length in rows}
+    (hit,) = await search(engine, corpus, "park", "bm25", user_id="u", topics=["UserKnowledge"])
+    n, df, tf, dl = len(lengths), 1, 1, lengths[hit.content]
+    avgdl = sum(lengths.values()) / n
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    raw = idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl))
+    assert hit.score == pytest.approx(raw / (raw + 1), abs=1e-5)
+
+
+async def test_large_scopes_cache_their_statistics_and_small_ones_never_do(
+    engine: Engine, project: str
+) -> None:
+    clock = [0.0]
+    cache = CorpusStatsCache(ttl_seconds=30, min_cached_documents=3, clock=lambda: clock[0])
+    for i in range(3):
+        await add_and_wait(
+            engine, project, {"user_id": "big", "input": facts(("UserKnowledge", f"fact {i}"))}
+        )
+    await add_and_wait(
+        engine, project, {"user_id": "small", "input": facts(("UserKnowledge", "one"))}
+    )
+    big, small = [await _scope(engine, project, user) for user in ("big", "small")]
+
+    async with engine.database.engine.connect() as conn:
+        assert (await cache.get(conn, big)).documents == 3
+        assert (await cache.get(conn, small)).documents == 1
+    for user in ("big", "small"):
+        await add_and_wait(
+            engine, project, {"user_id": user, "input": facts(("UserKnowledge", "more"))}
+        )
+
+    async with engine.database.engine.connect() as conn:
+        assert (await cache.get(conn, big)).documents == 3  # cached: within the TTL
+        assert (await cache.get(conn, small)).documents == 2  # below the threshold: exact
+        clock[0] = 31.0
+        assert (await cache.get(conn, big)).documents == 4  # refreshed after the TTL
+
+
+async def test_stale_statistics_never_break_scoring(engine: Engine, corpus: str) -> None:
+    """A cached N below a term's document frequency (memories added since) still scores."""
+    group = await engine.group(corpus, "default")
+    where = visible_memories(
+        MemoryQuery(
+            project=corpus,
+            group="default",
+            user_id="u",
+            topics=(TopicSelector(name="UserKnowledge"),),
+        ),
+        group,
+    )
+    async with engine.database.engine.connect() as conn:
+        hits = await bm25_search(conn, where, "cat", 10, CorpusStats(documents=0, average_length=0))
+    assert hits and all(score >= 0 for _, score in hits)
+
+
+async def _scope(engine: Engine, project: str, user: str) -> ColumnElement[bool]:
+    query = MemoryQuery(
+        project=project,
+        group="default",
+        user_id=user,
+        topics=(TopicSelector(name="UserKnowledge"),),
+    )
+    return visible_memories(query, await engine.group(project, "default"))
