@@ -18,7 +18,7 @@ import uvicorn
 
 from mnemo.api import create_app
 from mnemo.engine.engine import Engine
-from mnemo.engine.processes import spawn_workers, stop_workers
+from mnemo.engine.processes import spawn_workers
 from mnemo.settings import Settings
 
 
@@ -27,6 +27,7 @@ async def serve(port: int, data_dir: Path, key_file: Path, worker_processes: int
     engine = await Engine.start(settings, run_workers=worker_processes == 0)
     workers = spawn_workers(settings, engine.database.url, worker_processes)
     try:
+        await workers.wait_ready()
         _, secret = await engine.create_key(settings.project, "bench")
         config = uvicorn.Config(
             create_app(settings, engine),
@@ -39,7 +40,7 @@ async def serve(port: int, data_dir: Path, key_file: Path, worker_processes: int
         await asyncio.to_thread(key_file.write_text, secret)  # read once /healthz answers
         await uvicorn.Server(config).serve()
     finally:
-        await asyncio.to_thread(stop_workers, workers)
+        await asyncio.to_thread(workers.stop)
         await engine.close()
 
 

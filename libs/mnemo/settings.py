@@ -47,6 +47,9 @@ class Settings(BaseSettings):
 
     # Pipeline execution.
     workers: int = Field(default=16, ge=1, le=512)
+    # Set by `mnemo serve --worker-processes` for each worker process: the file it creates
+    # once it is ready to take records (model loaded, database reachable).
+    worker_ready_file: Path | None = None
     bus_poll_seconds: float = Field(default=0.2, gt=0)
     buffer_tick_seconds: float = Field(default=1.0, gt=0)
     dedupe_threshold: float = Field(default=0.9, ge=0, le=1)

@@ -16,7 +16,7 @@ from mnemo.api import create_app
 from mnemo.api.app import LOOPBACK_HOSTS
 from mnemo.cli.common import DataDirOption, settings_with
 from mnemo.engine.engine import Engine
-from mnemo.engine.processes import spawn_workers, stop_workers
+from mnemo.engine.processes import spawn_workers
 from mnemo.settings import Settings
 
 
@@ -53,6 +53,7 @@ async def serve(settings: Settings, worker_processes: int = 0) -> None:
     engine = await Engine.start(settings, run_workers=worker_processes == 0)
     workers = spawn_workers(settings, engine.database.url, worker_processes)
     try:
+        await workers.wait_ready()
         url = f"http://{settings.host}:{settings.port}"
         secret = await local_key(engine, settings)
         typer.echo(f"mnemo listening on {url} (project '{settings.project}')", err=True)
@@ -74,7 +75,7 @@ async def serve(settings: Settings, worker_processes: int = 0) -> None:
         )
         await GracefulServer(config).serve()
     finally:
-        await asyncio.to_thread(stop_workers, workers)
+        await asyncio.to_thread(workers.stop)
         await engine.close()
 
 

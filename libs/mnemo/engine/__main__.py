@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 
 from mnemo.engine.engine import Engine
@@ -18,6 +19,8 @@ async def run_workers(settings: Settings) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     logging.getLogger(__name__).info("mnemo workers running (%d)", settings.workers)
+    if settings.worker_ready_file is not None:
+        settings.worker_ready_file.write_text(str(os.getpid()))
     try:
         await stop.wait()
     finally:
@@ -26,6 +29,8 @@ async def run_workers(settings: Settings) -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    for chatty in ("httpx", "httpx2", "openai"):  # one INFO line per LLM request otherwise
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     asyncio.run(run_workers(Settings()))
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.engine import Engine
-from mnemo.engine.processes import spawn_workers, stop_workers
+from mnemo.engine.processes import spawn_workers
 from tests.integration.conftest import engine_settings, script_echo_pipeline, scripted_client
 from tests.integration.engine.helpers import add, listing, says
 from tests.support.postgres import EmbeddedPostgres
@@ -39,6 +39,8 @@ async def test_worker_processes_run_the_pipeline_and_stop_cleanly(
     )
     workers = spawn_workers(settings, engine.database.url, 2)
     try:
+        await workers.wait_ready(120)
+        assert all(f.exists() for f in workers.ready_files)
         runs = [
             await add(engine, project, {"user_id": f"u{i % 3}", "input": says(f"fact {i}")})
             for i in range(9)
@@ -51,6 +53,7 @@ async def test_worker_processes_run_the_pipeline_and_stop_cleanly(
             "fact 6",
         ]
     finally:
-        await asyncio.to_thread(stop_workers, workers)
+        await asyncio.to_thread(workers.stop)
         await engine.close()
-    assert all(w.returncode is not None for w in workers)
+    assert all(w.returncode is not None for w in workers.processes)
+    assert not any(f.exists() for f in workers.ready_files)
