@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -21,11 +22,33 @@ class GroupCache:
         self.db = db
         self.clock = clock
         self._cache: dict[tuple[str, str], tuple[float, GroupConfig]] = {}
+        self._loading: dict[tuple[str, str], asyncio.Future[GroupConfig]] = {}
 
     async def get(self, project: str, name: str) -> GroupConfig:
         cached = self._cache.get((project, name))
         if cached and time.monotonic() - cached[0] < _TTL_SECONDS:
             return cached[1]
+        # Single flight: when the entry expires under load, one query refreshes it for all.
+        loading = self._loading.get((project, name))
+        if loading is not None:
+            return await asyncio.shield(loading)
+        future: asyncio.Future[GroupConfig] = asyncio.get_running_loop().create_future()
+        self._loading[(project, name)] = future
+        try:
+            group = await self._load(project, name)
+            future.set_result(group)
+            return group
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except Exception as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved here, so an unshared failure is not logged
+            raise
+        finally:
+            del self._loading[(project, name)]
+
+    async def _load(self, project: str, name: str) -> GroupConfig:
         async with self.db.begin() as conn:
             group = await group_store.get(conn, project, name)
             if group is None and name == DEFAULT_GROUP:
