@@ -29,6 +29,7 @@ from mnemo.engine.groups import GroupCache
 from mnemo.engine.runner import PipelineRunner
 from mnemo.engine.submit import PostgresSubmitter, RunSubmitter
 from mnemo.engine.ticker import run_ticker
+from mnemo.engine.ttl_cache import TTLCache
 from mnemo.engine.worker import WorkerPool
 from mnemo.llm.base import LLM
 from mnemo.settings import Settings
@@ -55,7 +56,9 @@ class Engine:
     workers: WorkerPool | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     corpus_stats: CorpusStatsCache = field(default_factory=CorpusStatsCache)
-    _key_cache: dict[str, tuple[float, str | None]] = field(default_factory=dict)
+    _key_cache: TTLCache[str, str | None] = field(
+        default_factory=lambda: TTLCache(KEY_CACHE_SECONDS)
+    )
     _ticker: asyncio.Task[None] | None = None
     _listener: asyncio.Task[None] | None = None
 
@@ -313,16 +316,12 @@ class Engine:
     async def project_for_key(self, secret: str) -> str | None:
         """The key's project, or None. Answers are cached for KEY_CACHE_SECONDS, so a key
         revoked by another process stops working within that time (at once in this one)."""
-        digest = keys.hash_key(secret)
-        cached = self._key_cache.get(digest)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
-        async with self.database.engine.connect() as conn:
-            project = await keys.project_for(conn, secret)
-        if len(self._key_cache) > 10_000:
-            self._key_cache.clear()
-        self._key_cache[digest] = (time.monotonic() + KEY_CACHE_SECONDS, project)
-        return project
+
+        async def lookup() -> str | None:
+            async with self.database.engine.connect() as conn:
+                return await keys.project_for(conn, secret)
+
+        return await self._key_cache.get(keys.hash_key(secret), lookup)
 
     async def _group_for_request(self, project: str, name: str) -> GroupConfig:
         try:
