@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     # Set by `mnemo serve --worker-processes` for each worker process: the file it creates
     # once it is ready to take records (model loaded, database reachable).
     worker_ready_file: Path | None = None
+    # ... and the server's pid: a worker process stops when that process is gone.
+    worker_parent_pid: int | None = None
     bus_poll_seconds: float = Field(default=0.2, gt=0)
     buffer_tick_seconds: float = Field(default=1.0, gt=0)
     dedupe_threshold: float = Field(default=0.9, ge=0, le=1)

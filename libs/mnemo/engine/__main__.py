@@ -21,10 +21,24 @@ async def run_workers(settings: Settings) -> None:
     logging.getLogger(__name__).info("mnemo workers running (%d)", settings.workers)
     if settings.worker_ready_file is not None:
         settings.worker_ready_file.write_text(str(os.getpid()))
+    watch = None
+    if settings.worker_parent_pid is not None:
+        watch = asyncio.create_task(_stop_when_orphaned(settings.worker_parent_pid, stop))
     try:
         await stop.wait()
     finally:
+        if watch is not None:
+            watch.cancel()
         await engine.close()
+
+
+async def _stop_when_orphaned(parent_pid: int, stop: asyncio.Event) -> None:
+    """A server that dies without stopping its workers (SIGKILL, OOM) must not leave them
+    running on: once re-parented, stop."""
+    while os.getppid() == parent_pid:  # noqa: ASYNC110 - nothing to wait on but time
+        await asyncio.sleep(1.0)
+    logging.getLogger(__name__).warning("parent process %d is gone; stopping", parent_pid)
+    stop.set()
 
 
 def main() -> None:

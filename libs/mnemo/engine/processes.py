@@ -62,6 +62,7 @@ def spawn_workers(settings: Settings, database_url: str, count: int) -> WorkerPr
         "MNEMO_DATA_DIR": str(settings.data_dir),
         "MNEMO_WORKERS": str(settings.workers),
         "MNEMO_PROJECT": settings.project,
+        "MNEMO_WORKER_PARENT_PID": str(os.getpid()),
         "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
     }
     ready_files = [ready_dir / f"worker-{i}.ready" for i in range(count)]

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -57,3 +61,53 @@ async def test_worker_processes_run_the_pipeline_and_stop_cleanly(
         await engine.close()
     assert all(w.returncode is not None for w in workers.processes)
     assert not any(f.exists() for f in workers.ready_files)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in state  # a zombie has exited; nobody may reap it here
+
+
+async def test_worker_processes_stop_when_their_server_dies_without_stopping_them(
+    postgres: EmbeddedPostgres,
+    llm: ScriptedLLMServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in {
+        "MNEMO_LLM_BASE_URL": llm.base_url,
+        "MNEMO_LLM_API_KEY": "x",
+        "MNEMO_EMBEDDING_PROVIDER": "hash",
+        "MNEMO_DATA_DIR": str(tmp_path),
+        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+    }.items():
+        monkeypatch.setenv(name, value)
+    server = textwrap.dedent(f"""
+        import asyncio, time
+        from mnemo.engine.processes import spawn_workers
+        from mnemo.settings import Settings
+        workers = spawn_workers(Settings(), {postgres.new_database()!r}, 1)
+        asyncio.run(workers.wait_ready(120))
+        print(workers.processes[0].pid, flush=True)
+        time.sleep(600)
+    """)
+    parent = subprocess.Popen(  # noqa: ASYNC220 - a plain child to SIGKILL later
+        [sys.executable, "-c", server], stdout=subprocess.PIPE
+    )
+    try:
+        assert parent.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(parent.stdout.readline), 120)
+        worker_pid = int(line)
+        assert _alive(worker_pid)
+        parent.kill()  # SIGKILL: no chance to stop its workers
+        parent.wait()
+        for _ in range(150):
+            if not _alive(worker_pid):
+                break
+            await asyncio.sleep(0.1)
+        assert not _alive(worker_pid), "the orphaned worker process kept running"
+    finally:
+        parent.kill()
