@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     worker_ready_file: Path | None = None
     # ... and the server's pid: a worker process stops when that process is gone.
     worker_parent_pid: int | None = None
+    # Niceness added by worker processes (0 to 19): the server process answers first.
+    worker_nice: int = Field(default=10, ge=0, le=19)
     bus_poll_seconds: float = Field(default=0.2, gt=0)
     buffer_tick_seconds: float = Field(default=1.0, gt=0)
     dedupe_threshold: float = Field(default=0.9, ge=0, le=1)

@@ -13,6 +13,10 @@ from mnemo.settings import Settings
 
 
 async def run_workers(settings: Settings) -> None:
+    if settings.worker_nice:
+        # Pipeline work is throughput work; acknowledgements and searches in the server
+        # process are latency work. Under CPU contention the kernel now favours the latter.
+        os.nice(settings.worker_nice)
     engine = await Engine.start(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
