@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 from pathlib import Path
 
 import uvicorn
@@ -22,10 +21,10 @@ from mnemo.engine.processes import spawn_workers
 from mnemo.settings import Settings
 
 
-async def serve(port: int, data_dir: Path, key_file: Path, worker_processes: int) -> None:
-    settings = Settings(port=port, data_dir=data_dir)
-    engine = await Engine.start(settings, run_workers=worker_processes == 0)
-    workers = spawn_workers(settings, engine.database.url, worker_processes)
+async def serve(port: int, data_dir: Path, key_file: Path) -> None:
+    settings = Settings(port=port, data_dir=data_dir)  # MNEMO_* from the environment
+    engine = await Engine.start(settings, run_workers=settings.worker_processes == 0)
+    workers = spawn_workers(settings, engine.database.url, settings.worker_processes)
     try:
         await workers.wait_ready()
         _, secret = await engine.create_key(settings.project, "bench")
@@ -49,14 +48,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--key-file", type=Path, required=True)
-    parser.add_argument(
-        "--worker-processes",
-        type=int,
-        default=int(os.environ.get("MNEMO_BENCH_WORKER_PROCESSES", "0")),
-    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    asyncio.run(serve(args.port, args.data_dir, args.key_file, args.worker_processes))
+    asyncio.run(serve(args.port, args.data_dir, args.key_file))
 
 
 if __name__ == "__main__":

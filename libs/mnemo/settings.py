@@ -47,6 +47,9 @@ class Settings(BaseSettings):
 
     # Pipeline execution.
     workers: int = Field(default=16, ge=1, le=512)
+    # `mnemo serve`: pipeline workers in this many separate processes beside the server
+    # (0: inside the server process). One keeps acknowledgements off the pipeline's CPU.
+    worker_processes: int = Field(default=1, ge=0, le=32)
     # Set by `mnemo serve --worker-processes` for each worker process: the file it creates
     # once it is ready to take records (model loaded, database reachable).
     worker_ready_file: Path | None = None

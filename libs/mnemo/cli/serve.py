@@ -49,9 +49,9 @@ class GracefulServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-async def serve(settings: Settings, worker_processes: int = 0) -> None:
-    engine = await Engine.start(settings, run_workers=worker_processes == 0)
-    workers = spawn_workers(settings, engine.database.url, worker_processes)
+async def serve(settings: Settings) -> None:
+    engine = await Engine.start(settings, run_workers=settings.worker_processes == 0)
+    workers = spawn_workers(settings, engine.database.url, settings.worker_processes)
     try:
         await workers.wait_ready()
         url = f"http://{settings.host}:{settings.port}"
@@ -84,14 +84,17 @@ def serve_command(
     port: Annotated[int | None, typer.Option("--port", help="Port")] = None,
     data_dir: DataDirOption = None,
     worker_processes: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--worker-processes",
             min=0,
-            help="Run the pipeline in N separate processes (0: inside the server process)",
+            help="Run the pipeline in N separate processes (0: inside the server process); "
+            "default MNEMO_WORKER_PROCESSES or 1",
         ),
-    ] = 0,
+    ] = None,
 ) -> None:
     """Serve the Engram v1 API with embedded workers (and embedded Postgres by default)."""
-    settings = settings_with(host=host, port=port, data_dir=data_dir)
-    asyncio.run(serve(settings, worker_processes))
+    settings = settings_with(
+        host=host, port=port, data_dir=data_dir, worker_processes=worker_processes
+    )
+    asyncio.run(serve(settings))
