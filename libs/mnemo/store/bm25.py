@@ -59,6 +59,7 @@ async def bm25_search(
             memories.c.id,
             query_lexemes.label("hits"),
             memories.c.tsv_length.label("dl"),
+            memories.c.updated_at,
         )
         .where(where, memories.c.tsv.op("@@")(_or_query(text_)))
         .cte("matched")
@@ -70,6 +71,7 @@ async def bm25_search(
             lexemes.c.lexeme,
             cast(func.cardinality(lexemes.c.positions), Float).label("tf"),
             cast(matched.c.dl, Float).label("dl"),
+            matched.c.updated_at,
         )
         .select_from(matched.join(lexemes, true()))
         .cte("postings")
@@ -85,17 +87,21 @@ async def bm25_search(
     average = max(corpus.average_length, 1.0)
     norm = postings.c.tf + K1 * (1 - B + B * postings.c.dl / average)
     per_term = idf * postings.c.tf * (K1 + 1) / norm
-    scores = (
-        select(postings.c.id, func.sum(per_term).label("bm25"))
+    # Rank and cut before joining back to the rows: the join then reads `limit` rows, not
+    # every match (tens of thousands in a large scope).
+    bm25 = func.sum(per_term).label("bm25")
+    top = (
+        select(postings.c.id, postings.c.updated_at, bm25)
         .select_from(postings.join(df, df.c.lexeme == postings.c.lexeme))
-        .group_by(postings.c.id)
-        .cte("scores")
+        .group_by(postings.c.id, postings.c.updated_at)
+        .order_by(bm25.desc(), postings.c.updated_at.desc(), postings.c.id)
+        .limit(limit)
+        .cte("top")
     )
     stmt = (
-        select(*MEMORY_COLUMNS, scores.c.bm25)
-        .join(scores, scores.c.id == memories.c.id)
-        .order_by(scores.c.bm25.desc(), memories.c.updated_at.desc())
-        .limit(limit)
+        select(*MEMORY_COLUMNS, top.c.bm25)
+        .join(top, top.c.id == memories.c.id)
+        .order_by(top.c.bm25.desc(), top.c.updated_at.desc(), top.c.id)
     )
     rows = (await conn.execute(stmt)).all()
     return [(row, float(row.bm25)) for row in rows]
