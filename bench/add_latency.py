@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections import Counter
 from pathlib import Path
 
 from bench.common import Table, ms, pct, sentence
@@ -43,9 +44,14 @@ async def measure(url_port: int, key: str, rates: list[int], seconds: float, tab
             SECTION,
             f"{rate}/s: achieved rate, errors",
             f"{result.achieved:.0f}/s, {result.errors} errors of {result.sent}"
+            + (f" ({_kinds(result.error_kinds)})" if result.errors else "")
             + (f", {result.unsent} unsent (saturated)" if result.unsent else ""),
         )
     await pool.close()
+
+
+def _kinds(kinds: Counter[str]) -> str:
+    return ", ".join(f"{count} {kind}" for kind, count in kinds.most_common(3))
 
 
 def run(table: Table, work: Path, llm: LLMProc, quick: bool, workers: int) -> None:

@@ -12,9 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+# Below uvicorn's default keep-alive timeout (5 s).
+KEEP_ALIVE_REUSE_SECONDS = 4.0
 
 
 class HttpPool:
@@ -24,7 +28,9 @@ class HttpPool:
         self.host, self.port, self.size = host, port, size
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         self._head = f"Host: {host}:{port}\r\nContent-Type: application/json\r\n{extra}"
-        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        # (reader, writer, last used): uvicorn closes keep-alive connections idle for 5 s, and
+        # reusing one of those fails the request, so older ones are not reused.
+        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []
         self._slots = asyncio.Semaphore(size)
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
@@ -34,14 +40,22 @@ class HttpPool:
             + data
         )
         async with self._slots:
-            conn = self._idle.pop() if self._idle else await self._open()
+            conn = await self._connection()
             try:
                 status, payload = await self._exchange(conn, request)
             except BaseException:
                 conn[1].close()
                 raise
-            self._idle.append(conn)
+            self._idle.append((*conn, time.monotonic()))
             return status, payload
+
+    async def _connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        while self._idle:
+            reader, writer, last_used = self._idle.pop()
+            if time.monotonic() - last_used < KEEP_ALIVE_REUSE_SECONDS:
+                return reader, writer
+            writer.close()
+        return await self._open()
 
     async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         return await asyncio.open_connection(self.host, self.port)
@@ -62,7 +76,7 @@ class HttpPool:
         return status, await reader.readexactly(length)
 
     async def close(self) -> None:
-        for _, writer in self._idle:
+        for _, writer, _ in self._idle:
             writer.close()
         self._idle.clear()
 
@@ -73,6 +87,7 @@ class LoadResult:
     seconds: float
     latencies: list[float] = field(default_factory=list)
     errors: int = 0
+    error_kinds: Counter[str] = field(default_factory=Counter)
     sent: int = 0
     unsent: int = 0  # scheduled but never sent: the server fell more than `max_behind` behind
     finished_at: float = 0.0
@@ -108,13 +123,15 @@ async def open_loop(
         in_flight += 1
         try:
             status, payload = await pool.post(path, body_for(i))
-        except (OSError, asyncio.IncompleteReadError, ValueError):
+        except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
             result.errors += 1
+            result.error_kinds[type(exc).__name__] += 1
             return
         finally:
             in_flight -= 1
         if status >= 300:
             result.errors += 1
+            result.error_kinds[f"HTTP {status}"] += 1
             return
         result.latencies.append(time.perf_counter() - scheduled)
         if keep_answers:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 
+import pytest
+
+from bench import loadgen
 from bench.common import Table, pct, question, sentence
 from bench.fake_llm import mem0_answer
 
@@ -35,3 +39,37 @@ def test_mem0_answer_echoes_user_lines() -> None:
     )
     body = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": prompt}]}
     assert mem0_answer(body) == {"memory": [{"text": "User said: I like tea"}]}
+
+
+async def test_http_pool_never_reuses_a_connection_the_server_may_have_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server that closes idle keep-alive connections (as uvicorn does after 5 s) must not
+    turn the next request into a load-generator error."""
+    monkeypatch.setattr(loadgen, "KEEP_ALIVE_REUSE_SECONDS", 0.05)
+    connections = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            while True:
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 0.1)
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        except (TimeoutError, asyncio.IncompleteReadError):
+            writer.close()  # idle too long: the server closes the keep-alive connection
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    pool = loadgen.HttpPool("127.0.0.1", port, {}, size=1)
+    try:
+        assert await pool.post("/x", {"a": 1}) == (200, b"ok")
+        assert await pool.post("/x", {"a": 2}) == (200, b"ok")  # reused at once
+        await asyncio.sleep(0.3)  # the server has closed it by now
+        assert await pool.post("/x", {"a": 3}) == (200, b"ok")
+        assert connections == 2
+    finally:
+        await pool.close()
+        server.close()
