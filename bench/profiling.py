@@ -125,7 +125,7 @@ def run(table: Table, work: Path, llm: LLMProc, quick: bool, workers: int) -> No
         SECTION,
         "embedder (other thread)",
         f"{embed.seconds:.1f} s wall in {embed.calls} calls, {embed.texts} texts",
-        f"{embed.seconds / max(1, embed.texts) * 1000:.1f} ms/text incl. lock wait",
+        f"{embed.seconds / max(1, embed.texts) * 1000:.1f} ms/text incl. queueing",
     )
     for name, seconds in result["top"]:
         table.add(SECTION, f"loop time in {name}"[:72], f"{seconds:.1f} s", "inclusive")
