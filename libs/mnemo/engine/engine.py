@@ -92,6 +92,7 @@ class Engine:
             settings.data_dir,
             embedder.dim,
             settings.db_pool_size + settings.workers,
+            settings.hnsw_ef_search,
         )
         deps = Deps(db=database.engine, llm=llm, embedder=embedder, clock=clock, settings=settings)
         bus = PostgresBus()
@@ -130,10 +131,7 @@ class Engine:
         if self._listener:
             self._listener.cancel()
             await asyncio.gather(self._listener, return_exceptions=True)
-        for part in (self.deps.llm, self.deps.embedder):
-            close = getattr(part, "aclose", None)  # network clients hold HTTP sessions
-            if close is not None:
-                await close()
+        await self.deps.aclose()
         await self.database.close()
 
     # -- groups -------------------------------------------------------------------------
@@ -224,7 +222,6 @@ class Engine:
     @property
     def search_settings(self) -> search_store.SearchSettings:
         return search_store.SearchSettings(
-            ef_search=self.settings.hnsw_ef_search,
             hybrid_alpha=self.settings.hybrid_alpha,
             corpus_stats=self.corpus_stats,
         )

@@ -69,7 +69,11 @@ class Runtime:
         for attempt in range(30):  # services may start together on a database being migrated
             try:
                 self._database = await connect(
-                    settings.database_url, settings.data_dir, embedder.dim, settings.db_pool_size
+                    settings.database_url,
+                    settings.data_dir,
+                    embedder.dim,
+                    settings.db_pool_size,
+                    settings.hnsw_ef_search,
                 )
                 break
             except Exception as exc:
@@ -98,5 +102,7 @@ class Runtime:
             await asyncio.gather(*pending)
 
     async def close(self) -> None:
+        if self._deps is not None:
+            await self._deps.aclose()
         if self._database is not None:
             await self._database.close()

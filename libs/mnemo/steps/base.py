@@ -25,6 +25,14 @@ class Deps:
     clock: Clock
     settings: Settings = field(default_factory=Settings)
 
+    async def aclose(self) -> None:
+        """Close the network clients (HTTP sessions) among the providers; the database
+        belongs to whoever created it."""
+        for provider in (self.llm, self.embedder):
+            close = getattr(provider, "aclose", None)  # local providers hold no session
+            if close is not None:
+                await close()
+
 
 class Batch(BaseModel):
     """Items in flight between steps: the raw inputs before extract, candidates after."""

@@ -72,7 +72,11 @@ def migrate(url: str, embedding_dim: int) -> None:
 
 
 async def connect(
-    database_url: str | None, data_dir: Path, embedding_dim: int, pool_size: int
+    database_url: str | None,
+    data_dir: Path,
+    embedding_dim: int,
+    pool_size: int,
+    hnsw_ef_search: int,
 ) -> Database:
     embedded = None
     if database_url is None:
@@ -86,6 +90,8 @@ async def connect(
         max_overflow=pool_size,
         # The embedded server lives and dies with us; an external one may restart under us.
         pool_pre_ping=embedded is None,
+        # Every session, so reconciliation's lookups get the same recall as searches.
+        connect_args={"options": f"-c hnsw.ef_search={int(hnsw_ef_search)}"},
     )
     async with engine.connect() as conn:
         stored = (

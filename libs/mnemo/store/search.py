@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, literal_column, select, text
+from sqlalchemy import ColumnElement, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.domain.group import GroupConfig
@@ -81,7 +81,6 @@ def fuse(
 
 @dataclass(frozen=True)
 class SearchSettings:
-    ef_search: int
     hybrid_alpha: float
     corpus_stats: CorpusStatsCache
 
@@ -102,8 +101,7 @@ async def search(
 
     async def vector_half(limit: int) -> list[tuple[Hit, float]]:
         embedding = await embed_query()
-        async with db.begin() as conn:
-            await conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}"))
+        async with db.connect() as conn:  # hnsw.ef_search is set per session (database.py)
             return await vector_search(conn, where, embedding, limit)
 
     async def keyword_half(limit: int) -> list[tuple[Hit, float]]:

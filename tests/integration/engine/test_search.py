@@ -122,3 +122,14 @@ async def _scope(engine: Engine, project: str, user: str) -> ColumnElement[bool]
         topics=(TopicSelector(name="UserKnowledge"),),
     )
     return visible_memories(query, await engine.group(project, "default"))
+
+
+async def test_every_pooled_session_searches_with_the_configured_ef_search(
+    engine: Engine, corpus: str
+) -> None:
+    """Set per session, not per search: reconciliation's lookups get the same recall."""
+    await search(engine, corpus, "cat", "vector", user_id="u", topics=["UserKnowledge"])
+    async with engine.database.engine.connect() as conn:
+        await conn.execute(text("SELECT '[1,2,3]'::vector"))  # pgvector loaded in this session
+        shown = (await conn.execute(text("SHOW hnsw.ef_search"))).scalar_one()
+    assert int(shown) == engine.settings.hnsw_ef_search == 200
