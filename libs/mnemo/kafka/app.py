@@ -20,10 +20,12 @@ def json_schema() -> faust.Schema:
 
 def make_app(service: str, ks: KafkaSettings, source_topics: list[str]) -> faust.App:
     """A faust app whose id is the service's consumer group; tables recover from changelogs."""
+    ks.kafka_state_dir.mkdir(parents=True, exist_ok=True)  # faust makes only the last level
     app = faust.App(
         ks.group_id(service),
         broker=ks.broker_url,
         store="memory://",
+        datadir=str(ks.kafka_state_dir / "{conf.name}-data"),
         topic_partitions=ks.kafka_partitions,
         topic_replication_factor=ks.kafka_replication_factor,
         topic_disable_leader=True,

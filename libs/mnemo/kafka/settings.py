@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -14,6 +17,11 @@ class KafkaSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MNEMO_", frozen=True, extra="ignore")
 
     kafka_bootstrap_servers: str = "127.0.0.1:9092"
+    # faust's local state folder (tables live in memory and recover from changelogs, so
+    # little lands here); faust's default would litter the working directory.
+    kafka_state_dir: Path = Field(
+        default_factory=lambda: Path(tempfile.gettempdir()) / "mnemo-faust"
+    )
     # Topics are named `{prefix}.{kind}.{version}`, e.g. `mnemo.raw.v1`.
     kafka_topic_prefix: str = Field(default="mnemo", pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-\.]*$")
     kafka_topic_version: str = Field(default="v1", pattern=r"^v[0-9]+$")
