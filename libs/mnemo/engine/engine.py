@@ -219,13 +219,6 @@ class Engine:
         return await self.get_run(project, run_id)
 
     # -- memories -----------------------------------------------------------------------
-    @property
-    def search_settings(self) -> search_store.SearchSettings:
-        return search_store.SearchSettings(
-            hybrid_alpha=self.settings.hybrid_alpha,
-            corpus_stats=self.corpus_stats,
-        )
-
     async def search(self, project: str, request: SearchRequest) -> list[Memory]:
         group = await self._group_for_request(project, request.group)
         query = memory_query(project, group, request)
@@ -234,7 +227,12 @@ class Engine:
             return (await self.deps.embedder.embed([query.text]))[0]
 
         return await search_store.search(
-            self.database.engine, query, group, embed_query, self.search_settings
+            self.database.engine,
+            query,
+            group,
+            embed_query,
+            self.corpus_stats,
+            self.settings.hybrid_alpha,
         )
 
     async def list_memories(self, project: str, request: ListRequest) -> tuple[list[Memory], int]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, literal_column, select
@@ -79,18 +78,13 @@ def fuse(
     return [(rows[memory_id], score) for memory_id, score in ordered]
 
 
-@dataclass(frozen=True)
-class SearchSettings:
-    hybrid_alpha: float
-    corpus_stats: CorpusStatsCache
-
-
 async def search(
     db: AsyncEngine,
     query: MemoryQuery,
     group: GroupConfig,
     embed_query: Callable[[], Awaitable[Sequence[float]]],
-    settings: SearchSettings,
+    corpus_stats: CorpusStatsCache,
+    hybrid_alpha: float,
 ) -> list[Memory]:
     """Run `query`. `embed_query` is awaited only by the modes that need a vector, and in
     hybrid mode while the keyword half already runs on its own connection."""
@@ -106,7 +100,7 @@ async def search(
 
     async def keyword_half(limit: int) -> list[tuple[Hit, float]]:
         async with db.connect() as conn:
-            return await keyword_search(conn, where, query.text, limit, settings.corpus_stats)
+            return await keyword_search(conn, where, query.text, limit, corpus_stats)
 
     if query.retrieval_type == "bm25":
         hits = await keyword_half(query.limit)
@@ -115,7 +109,7 @@ async def search(
     else:
         depth = max(query.limit, FUSION_DEPTH)
         vector, keyword = await asyncio.gather(vector_half(depth), keyword_half(depth))
-        hits = fuse(vector, keyword, settings.hybrid_alpha, query.limit)
+        hits = fuse(vector, keyword, hybrid_alpha, query.limit)
     return [memory_from_row(row, score=round(score, 6)) for row, score in hits]
 
 
