@@ -29,7 +29,7 @@ async def tick(runner: PipelineRunner) -> int:
         if not isinstance(step, BufferStep) or step.mode != "batch":
             continue
         async with runner.deps.db.begin() as tx:
-            reason = await runner.flush_if_due(tx, group, step, key)
+            reason = await runner.flush_if_due(tx, step, key)
         if reason:
             flushed += 1
             runner.bus.wake()  # committed: a worker can claim the flush now

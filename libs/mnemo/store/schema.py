@@ -63,7 +63,7 @@ bus_records = Table(
     "bus_records",
     metadata,
     Column("id", BigInteger, primary_key=True, autoincrement=True),
-    Column("topic", String, nullable=False),
+    Column("channel", String, nullable=False),
     Column("key", String, nullable=False),
     Column("payload", JSONB, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
