@@ -23,9 +23,11 @@ from mnemo.store.schema import bus_records
 log = logging.getLogger(__name__)
 
 _CLAIM = text("""
-    SELECT r.id, r.channel, r.key, r.payload FROM bus_records r
+    SELECT r.id, r.channel, r.scope_key, r.payload FROM bus_records r
     WHERE r.channel = ANY(:channels)
-      AND NOT EXISTS (SELECT 1 FROM bus_records e WHERE e.key = r.key AND e.id < r.id)
+      AND NOT EXISTS (
+        SELECT 1 FROM bus_records e WHERE e.scope_key = r.scope_key AND e.id < r.id
+      )
     ORDER BY r.id
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -42,21 +44,22 @@ class PostgresBus:
         self.wakeup = Wakeup()
 
     async def publish(
-        self, tx: AsyncConnection, channel: str, key: str, payload: dict[str, Any]
+        self, tx: AsyncConnection, channel: str, scope_key: str, payload: dict[str, Any]
     ) -> None:
-        await self.publish_many(tx, channel, [(key, payload)])
+        await self.publish_many(tx, channel, [(scope_key, payload)])
 
     async def publish_many(
         self, tx: AsyncConnection, channel: str, records: list[tuple[str, dict[str, Any]]]
     ) -> None:
-        """Append (key, payload) records in list order: a key's later record comes later."""
+        """Append (scope key, payload) records in list order: a scope's later record comes
+        later."""
         if not records:
             return
         now = datetime.now(UTC)
         await tx.execute(
             insert(bus_records).values(
                 [
-                    {"channel": channel, "key": k, "payload": p, "created_at": now}
+                    {"channel": channel, "scope_key": k, "payload": p, "created_at": now}
                     for k, p in records
                 ]
             )
@@ -85,7 +88,7 @@ class PostgresBus:
         row = (await tx.execute(_CLAIM, {"channels": list(channels)})).first()
         if row is None:
             return None
-        return Record(id=row.id, channel=row.channel, key=row.key, payload=row.payload)
+        return Record(id=row.id, channel=row.channel, scope_key=row.scope_key, payload=row.payload)
 
     def wake(self, count: int = 1) -> None:
         self.wakeup.wake(count)

@@ -79,7 +79,7 @@ class PipelineRunner:
             batch_id=p["flush_id"],
             project=p["project"],
             group=p["group"],
-            scope_key=record.key,
+            scope_key=record.scope_key,
             run_ids=p["run_ids"],
             user_id=p["user_id"],
             properties=p["properties"],
@@ -109,38 +109,38 @@ class PipelineRunner:
     ) -> bool:
         """Hold the batch in the step's buffer; True when the pipeline goes on now (a
         sliding window), False when the batch waits for a flush."""
-        key = buffers.BufferKey(batch.project, batch.group, step.id, batch.scope_key)
+        buffer = buffers.BufferKey(batch.project, batch.group, step.id, batch.scope_key)
         now = self.deps.clock.now()
         if step.mode == "sliding_window":
             earlier = [
-                WindowEntry(i.run_id, i.payload["units"]) for i in await buffers.items(tx, key)
+                WindowEntry(i.run_id, i.payload["units"]) for i in await buffers.items(tx, buffer)
             ]
             units = [u for raw in batch.inputs for u in raw.text_units()]
             _, batch.window = slide(earlier, batch.run_id, units, step.window)
-            await buffers.append(tx, key, batch.run_id, [{"units": units}], now)
-            await buffers.trim(tx, key, step.window)
+            await buffers.append(tx, buffer, batch.run_id, [{"units": units}], now)
+            await buffers.trim(tx, buffer, step.window)
             return True
-        await buffers.append(tx, key, batch.run_id, _buffer_payloads(batch), now)
+        await buffers.append(tx, buffer, batch.run_id, _buffer_payloads(batch), now)
         await runs.set_status(tx, batch.run_ids, RunState.in_buffer, now)
-        await self.flush_if_due(tx, step, key)
+        await self.flush_if_due(tx, step, buffer)
         return False
 
     async def flush_if_due(
-        self, tx: AsyncConnection, step: BufferStep, key: buffers.BufferKey
+        self, tx: AsyncConnection, step: BufferStep, buffer: buffers.BufferKey
     ) -> str | None:
         """Turn the scope's buffer into one flush record when a trigger fires."""
         assert step.triggers is not None
-        rows = await buffers.items(tx, key, lock=True)
+        rows = await buffers.items(tx, buffer, lock=True)
         held = [_held(i) for i in rows]
         reason = flush_reason(step.triggers, items_of(held), self.deps.clock.now())
         if reason is None:
             return None
-        batch = flush_batch(str(uuid.uuid4()), key.project, key.group, key.scope_key, held)
+        batch = flush_batch(str(uuid.uuid4()), buffer.project, buffer.group, buffer.scope_key, held)
         payload: dict[str, Any] = {
             "kind": FLUSH,
             "flush_id": batch.batch_id,
-            "project": key.project,
-            "group": key.group,
+            "project": buffer.project,
+            "group": buffer.group,
             "step_id": step.id,
             "reason": reason,
             "run_ids": batch.run_ids,
@@ -148,9 +148,9 @@ class PipelineRunner:
             "properties": batch.properties,
             "items": [c.model_dump(mode="json") for c in batch.candidates],
         }
-        await self.bus.publish(tx, PIPELINE_CHANNEL, key.scope_key, payload)
+        await self.bus.publish(tx, PIPELINE_CHANNEL, buffer.scope_key, payload)
         await buffers.remove(tx, [i.id for i in rows])
-        log.info("buffer %s/%s flushed %d items (%s)", key.group, step.id, len(rows), reason)
+        log.info("buffer %s/%s flushed %d items (%s)", buffer.group, step.id, len(rows), reason)
         return reason
 
 

@@ -76,10 +76,10 @@ bus_records = Table(
     metadata,
     Column("id", BigInteger, primary_key=True, autoincrement=True),
     Column("channel", String, nullable=False),
-    Column("key", String, nullable=False),
+    Column("scope_key", String, nullable=False),
     Column("payload", JSONB, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    Index("bus_records_key_id", "key", "id"),
+    Index("bus_records_scope_id", "scope_key", "id"),
 )
 
 buffer_items = Table(

@@ -31,7 +31,7 @@ def test_a_raw_event_round_trips_and_refuses_unknown_fields() -> None:
         }
     )
     assert decode(RawEvent, encode(event)) == event
-    assert event.key_for(["c"]) == scope_key("p", "default", "ana", {"c": "1"}, ["c"])
+    assert event.scope_key_for(["c"]) == scope_key("p", "default", "ana", {"c": "1"}, ["c"])
     with pytest.raises(ValidationError):
         decode(RawEvent, b'{"input": {"string": {"content": ["x"]}}, "surprise": 1}')
     with pytest.raises(ValueError, match="tombstone"):
