@@ -23,7 +23,10 @@ from tests.kafka.services import STAGES, Service, stage_env
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
-BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+# An explicit broker, or the one deploy/kafka/kafka.sh runs on KAFKA_PORT (scripts/test.sh).
+BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS") or (
+    f"127.0.0.1:{os.environ.get('KAFKA_PORT', '9092')}"
+)
 
 GROUP = {
     "topics": [
