@@ -33,10 +33,11 @@ test: install ## Run the whole suite: unit, integration (embedded Postgres) and 
 test-unit: install ## Unit tests only (no network, no database)
 	$(PY) -m pytest tests/unit -q
 
-lint: install ## ruff (lint + format check) and mypy
+lint: install ## ruff (lint + format check), mypy and the import contracts (import-linter)
 	$(VENV)/bin/ruff check libs services tests bench
 	$(VENV)/bin/ruff format --check libs services tests bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 format: install ## Format and auto-fix with ruff
 	$(VENV)/bin/ruff format libs services tests bench

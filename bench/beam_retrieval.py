@@ -19,8 +19,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from mnemo.core.engine import Engine
 from mnemo.domain.requests import AddRequest, SearchRequest
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.settings import Settings
 
 MODES = ("vector", "bm25", "hybrid")
@@ -171,7 +172,7 @@ async def main(
     data: Path, chats: int, database_url: str | None, study: bool, reuse: Path | None
 ) -> None:
     data_dir = reuse or Path(tempfile.mkdtemp(prefix="mnemo-beam-"))
-    engine = await Engine.start(Settings(database_url=database_url, data_dir=data_dir, workers=4))
+    engine = await start_engine(Settings(database_url=database_url, data_dir=data_dir, workers=4))
     hits: dict[tuple[str, str, int], list[int]] = defaultdict(list)
     try:
         started = time.perf_counter()

@@ -19,8 +19,8 @@ import numpy as np
 from sqlalchemy import insert
 
 from bench.common import sentence
+from mnemo.core.engine import Engine
 from mnemo.domain.memory import Candidate
-from mnemo.engine.engine import Engine
 from mnemo.store import commits
 from mnemo.store.schema import memories
 
@@ -67,7 +67,7 @@ async def load_committed(
             )
         batch_id = f"bulk-{uuid.uuid4()}"
         now = engine.deps.clock.now()
-        async with engine.database.engine.begin() as tx:
+        async with engine.database.db.begin() as tx:
             await commits.stage(tx, batch_id, PROJECT, "default", candidates, now)
             await commits.apply(tx, batch_id, PROJECT, group, embeddings, now)
     return (stop - start) / (time.perf_counter() - began)
@@ -101,6 +101,6 @@ async def load_bulk(
                     "updated_at": now,
                 }
             )
-        async with engine.database.engine.begin() as tx:
+        async with engine.database.db.begin() as tx:
             await tx.execute(insert(memories), rows)
     return (stop - start) / (time.perf_counter() - began)

@@ -21,7 +21,7 @@ from bench import mem0_env
 from bench.common import Table, child_env, ms, pct, question, sentence
 from bench.services import LLMProc, conversation_add, fake_llm, prepare_postgres
 from mnemo.domain.requests import AddRequest, SearchRequest
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.settings import Settings
 
 SECTION = "4 vs mem0"
@@ -40,7 +40,7 @@ async def mnemo_side(
     data_dir = work / "data" / "compare-mnemo"
     prepare_postgres(data_dir, 400)
     settings = Settings(data_dir=data_dir, llm_base_url=llm.url, llm_api_key="b", workers=workers)
-    engine = await Engine.start(settings)
+    engine = await start_engine(settings)
     try:
         await engine.search("default", SearchRequest(query="warm up", user_id="warm-up"))
         started = time.perf_counter()

@@ -19,7 +19,7 @@ from typing import Any
 from bench.common import RESULTS_DIR, Table, sentence
 from bench.services import LLMProc, conversation_add, prepare_postgres
 from mnemo.domain.requests import AddRequest
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.settings import Settings
 
 SECTION = "5 profile"
@@ -75,7 +75,7 @@ async def profiled_burst(work: Path, llm: LLMProc, runs: int, workers: int) -> d
         data_dir=data_dir, llm_base_url=llm.url, llm_api_key="bench", workers=workers
     )
     embedder = TimedEmbedder(LocalEmbedder())
-    engine = await Engine.start(settings, embedder=embedder, run_workers=False)  # type: ignore[arg-type]
+    engine = await start_engine(settings, embedder=embedder, run_workers=False)  # type: ignore[arg-type]
     try:
         rng = random.Random(5)
         requests = [
@@ -87,7 +87,7 @@ async def profiled_burst(work: Path, llm: LLMProc, runs: int, workers: int) -> d
         started = time.perf_counter()
         run_ids = [(await engine.add("default", r)).run_id for r in requests]
         added = time.perf_counter() - started
-        engine.start_workers()
+        await engine.transport.start()
         for run_id in run_ids:
             await engine.wait_run("default", run_id, 600)
         elapsed = time.perf_counter() - started

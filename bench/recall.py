@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from sqlalchemy import text
 
+from mnemo.core.engine import Engine
 from mnemo.domain.search import MemoryQuery, TopicSelector
-from mnemo.engine.engine import Engine
 from mnemo.store.search import vector_search
 from mnemo.store.tenancy import visible_memories
 
@@ -41,10 +41,10 @@ async def recall_at_k(
     ef = int(ef_search or engine.settings.hnsw_ef_search)
     total, within = 0.0, 0.0
     for embedding in embeddings:
-        async with engine.database.engine.begin() as conn:
+        async with engine.database.db.begin() as conn:
             await conn.execute(text(f"SET LOCAL hnsw.ef_search = {ef}"))
             approx = await vector_search(conn, where, embedding, K)
-        async with engine.database.engine.begin() as conn:
+        async with engine.database.db.begin() as conn:
             await conn.execute(text("SET LOCAL enable_indexscan = off"))
             await conn.execute(text("SET LOCAL enable_bitmapscan = off"))
             exact = await vector_search(conn, where, embedding, K)
@@ -66,7 +66,7 @@ def _distance(score: float) -> float:
 async def uses_hnsw(engine: Engine, embedding: Sequence[float]) -> bool:
     """Whether the planner picks the HNSW index for a scoped vector query."""
     vector = "[" + ",".join(f"{x:.6f}" for x in embedding) + "]"
-    async with engine.database.engine.begin() as conn:
+    async with engine.database.db.begin() as conn:
         plan = (
             await conn.execute(
                 text(

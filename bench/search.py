@@ -22,8 +22,9 @@ from bench.common import Table, ms, pct, question
 from bench.loadgen import HttpPool
 from bench.recall import recall_at_k, uses_hnsw
 from bench.services import Server, mnemo_server
+from mnemo.core.engine import Engine
 from mnemo.domain.requests import SearchRequest
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.settings import Settings
 
 SECTION = "3 search"
@@ -67,7 +68,7 @@ async def timed_http(server: Server, queries: list[str], mode: str) -> list[floa
 
 async def rebuild_hnsw(engine: Engine, drop: bool) -> float:
     started = time.perf_counter()
-    async with engine.database.engine.begin() as conn:
+    async with engine.database.db.begin() as conn:
         if drop:
             await conn.execute(text("DROP INDEX IF EXISTS memories_embedding"))
             return 0.0
@@ -126,7 +127,7 @@ async def run_async(table: Table, work: Path, quick: bool) -> None:
     distinct = 500 if quick else 2000
     n = 30 if quick else 100
     settings = Settings(data_dir=work / "data" / "search")
-    engine = await Engine.start(settings, run_workers=False)
+    engine = await start_engine(settings, run_workers=False)
     try:
         texts = bulkload.corpus(distinct)
         vectors, rate = await bulkload.embed_rate(engine, texts)
@@ -149,7 +150,7 @@ async def run_async(table: Table, work: Path, quick: bool) -> None:
                 rows_per_s = await bulkload.load_bulk(engine, texts, vectors, loaded, size)
                 built = await rebuild_hnsw(engine, drop=False)
                 loaded = size
-                async with engine.database.engine.begin() as conn:
+                async with engine.database.db.begin() as conn:
                     await conn.execute(text("ANALYZE memories"))
                 table.add(
                     SECTION,

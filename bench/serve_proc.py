@@ -1,6 +1,6 @@
 """`mnemo serve`, as the bench runs it: Engine + gateway under uvicorn, in its own process.
 
-The same code path as `mnemo serve` (Engine.start from MNEMO_* settings, create_app, uvicorn)
+The same code path as `mnemo serve` (start_engine from MNEMO_* settings, create_app, uvicorn)
 with uvicorn's access log off (one stderr line per request would be measured too). Writes a
 fresh API key to --key-file before the server starts listening.
 Usage: python -m bench.serve_proc --port P --data-dir D --key-file F
@@ -16,14 +16,14 @@ from pathlib import Path
 import uvicorn
 
 from mnemo.api import create_app
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.engine.processes import spawn_workers
 from mnemo.settings import Settings
 
 
 async def serve(port: int, data_dir: Path, key_file: Path) -> None:
     settings = Settings(port=port, data_dir=data_dir)  # MNEMO_* from the environment
-    engine = await Engine.start(settings, run_workers=settings.worker_processes == 0)
+    engine = await start_engine(settings, run_workers=settings.worker_processes == 0)
     workers = spawn_workers(settings, engine.database.url, settings.worker_processes)
     try:
         await workers.wait_ready()

@@ -1,22 +1,97 @@
-"""One frozen settings object, read from the environment once at start-up."""
+"""One frozen settings object, read from the environment once, by an entry point.
+
+`Settings()` is built by the entry points only (the CLI commands, `services/*`, the
+gateway, `python -m mnemo.engine`, test and bench harnesses) and passed down. Environment
+variables are `MNEMO_` plus the field name (`MNEMO_LLM_MODEL`); the Kafka section's are
+`MNEMO_KAFKA_` plus its field name (`MNEMO_KAFKA_BOOTSTRAP_SERVERS`). An unknown `MNEMO_*`
+variable is refused (a typo would otherwise be ignored silently), except the ones in
+`CLIENT_VARIABLES`, which clients and scripts read.
+"""
 
 from __future__ import annotations
 
+import difflib
+import os
+import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PREFIX = "MNEMO_"
+# Read by clients and scripts, not by the server: the CLI's remote commands (MNEMO_URL,
+# MNEMO_API_KEY) and scripts/run-distributed.sh (MNEMO_LOG_DIR, MNEMO_METRICS_BASE_PORT).
+CLIENT_VARIABLES = frozenset(
+    {"MNEMO_URL", "MNEMO_API_KEY", "MNEMO_LOG_DIR", "MNEMO_METRICS_BASE_PORT"}
+)
+SERVICES = ("extractor", "buffer", "transformer", "committer")
 
 
 def _default_data_dir() -> Path:
     return Path.home() / ".local" / "share" / "mnemo"
 
 
+class KafkaSettings(BaseModel):
+    """The distributed mode: broker, topics and consumer groups (`MNEMO_KAFKA_*`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    bootstrap_servers: str = "127.0.0.1:9092"
+    # faust's local state folder (tables live in memory and recover from changelogs, so
+    # little lands here); faust's default would litter the working directory.
+    state_dir: Path = Field(default_factory=lambda: Path(tempfile.gettempdir()) / "mnemo-faust")
+    # Topics are named `{prefix}.{kind}.{version}`, e.g. `mnemo.raw.v1`.
+    topic_prefix: str = Field(default="mnemo", pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-\.]*$")
+    topic_version: str = Field(default="v1", pattern=r"^v[0-9]+$")
+    # Every keyed pipeline topic has this many partitions (co-partitioned by scope key).
+    partitions: int = Field(default=4, ge=1, le=1024)
+    dlq_partitions: int = Field(default=1, ge=1, le=64)
+    replication_factor: int = Field(default=1, ge=1, le=5)
+    # The raw topic is the retained log that `mnemo replay` re-runs: -1 keeps it forever.
+    raw_retention_ms: int = -1
+    dlq_enabled: bool = True
+    # Consumer group (= faust app id) per service; empty means `{prefix}-{service}`.
+    group_extractor: str = ""
+    group_buffer: str = ""
+    group_transformer: str = ""
+    group_committer: str = ""
+    # How long an add waits for the broker's acknowledgement before answering 503.
+    produce_timeout_seconds: float = Field(default=15.0, gt=0)
+    session_timeout_seconds: float = Field(default=10.0, ge=6)
+    buffer_tick_seconds: float = Field(default=1.0, gt=0)
+    lag_interval_seconds: float = Field(default=5.0, gt=0)
+    # First wait before retrying a record whose Postgres or broker is unavailable (doubles).
+    transient_backoff_seconds: float = Field(default=1.0, gt=0)
+
+    def group_id(self, service: str) -> str:
+        """The consumer group (and faust app id) of `service`."""
+        if service not in SERVICES:
+            raise ValueError(f"unknown service {service!r}")
+        explicit: str = getattr(self, f"group_{service}")
+        return explicit or f"{self.topic_prefix}-{service}"
+
+    @property
+    def broker_url(self) -> str:
+        """The faust broker URL(s), e.g. `kafka://127.0.0.1:9092`."""
+        hosts = [h.strip() for h in self.bootstrap_servers.split(",") if h.strip()]
+        return ";".join(f"kafka://{h}" for h in hosts)
+
+
 class Settings(BaseSettings):
     """Every knob of mnemo. Env vars are prefixed `MNEMO_` (e.g. `MNEMO_LLM_MODEL`)."""
 
-    model_config = SettingsConfigDict(env_prefix="MNEMO_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix=PREFIX,
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        frozen=True,
+        extra="ignore",
+    )
+
+    def __init__(self, **values: Any) -> None:
+        refuse_unknown_variables(os.environ)
+        super().__init__(**values)
 
     # Storage. Without a database URL mnemo starts an embedded Postgres in `data_dir`.
     database_url: str | None = Field(
@@ -74,6 +149,12 @@ class Settings(BaseSettings):
     # Hybrid search weight of the vector list (1 - alpha goes to bm25).
     hybrid_alpha: float = Field(default=0.75, ge=0, le=1)
 
+    # Distributed mode (Kafka stage services and the gateway in front of them).
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    # Prometheus /metrics of a stage service (faust's web server); 0 disables it.
+    metrics_port: int = Field(default=0, ge=0, le=65535)
+    metrics_host: str = "127.0.0.1"
+
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
         if self.embedding_provider == "local" and self.embedding_dim != 384:
@@ -91,3 +172,26 @@ class Settings(BaseSettings):
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url or self.llm_api_key)
+
+
+def known_variables() -> frozenset[str]:
+    """Every `MNEMO_*` variable a Settings field reads."""
+    names = {f"{PREFIX}{name.upper()}" for name in Settings.model_fields if name != "kafka"}
+    names |= {f"{PREFIX}KAFKA_{name.upper()}" for name in KafkaSettings.model_fields}
+    return frozenset(names)
+
+
+def refuse_unknown_variables(environ: Any) -> None:
+    """Raise ValueError naming every `MNEMO_*` variable that nothing reads."""
+    known = known_variables() | CLIENT_VARIABLES
+    unknown = sorted(k for k in environ if k.upper().startswith(PREFIX) and k.upper() not in known)
+    if not unknown:
+        return
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(name.upper(), sorted(known), n=1)
+        hints.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    raise ValueError(
+        "unknown MNEMO_* environment variable(s): " + ", ".join(hints) + ". "
+        "Unset them, or see the README's configuration section for the known ones."
+    )

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import faust
 
+from mnemo.events.channels import ChannelKind
 from mnemo.events.codec import decode
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
-from mnemo.events.topics import TopicKind
 from mnemo.kafka.app import make_app
+from mnemo.kafka.channels import channel_names
 from mnemo.kafka.handler import Incoming, handle
 from mnemo.kafka.runtime import Runtime
-from mnemo.kafka.settings import KafkaSettings
-from mnemo.kafka.topics import topic_names
+from mnemo.settings import Settings
 from mnemo.stages.commit import commit_stage
 from mnemo.stages.routing import Emit
 from mnemo.stages.status import apply_status
@@ -20,14 +20,15 @@ from mnemo.stages.status import apply_status
 SERVICE = "committer"
 
 
-def create_app(ks: KafkaSettings) -> faust.App:
-    names = topic_names(ks)
-    app = make_app(SERVICE, ks, [names.name(TopicKind.drafts), names.name(TopicKind.status)])
-    rt = Runtime(SERVICE, ks, app)
+def create_app(settings: Settings) -> faust.App:
+    names = channel_names(settings.kafka)
+    sources = [names.name(ChannelKind.drafts), names.name(ChannelKind.status)]
+    app = make_app(SERVICE, settings, sources)
+    rt = Runtime(SERVICE, settings, app)
 
     async def commit_work(incoming: Incoming) -> list[Emit]:
         event = decode(StageEvent, incoming.value)
-        incoming.run_ids, incoming.scope_key = event.batch.run_ids, event.key
+        incoming.run_ids, incoming.scope_key = event.batch.run_ids, event.scope_key
         outcome = await commit_stage(await rt.deps(), await rt.groups(), event, SERVICE)
         return outcome.emits
 
@@ -37,12 +38,12 @@ def create_app(ks: KafkaSettings) -> faust.App:
         await apply_status(deps.db, event, deps.clock.now())
         return []
 
-    @app.agent(rt.topics[TopicKind.drafts])
+    @app.agent(rt.channels[ChannelKind.drafts])
     async def commit(stream: faust.StreamT) -> None:
         async for event in stream.events():
             await handle(rt, Incoming.of(event), commit_work)
 
-    @app.agent(rt.topics[TopicKind.status])
+    @app.agent(rt.channels[ChannelKind.status])
     async def status(stream: faust.StreamT) -> None:
         async for event in stream.events():
             await handle(rt, Incoming.of(event), status_work)

@@ -1,32 +1,46 @@
-"""Process shell of the gateway: `uvicorn services.gateway.main:create --factory`.
+"""Process shell of the distributed mode's gateway: `python -m services.gateway`, or
+`uvicorn services.gateway.main:create --factory`.
 
-Settings are read from the environment once, when the factory runs, never at import time.
+It serves the Engram API on the Kafka transport (MNEMO_MODE=distributed); the embedded mode's
+server is `mnemo serve`. Settings are read from the environment once, when the factory runs,
+never at import time.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import FastAPI
 
 from mnemo.api import create_app
+from mnemo.core.engine import Engine
 from mnemo.settings import Settings
+
+EMBEDDED = (
+    "services.gateway serves the distributed mode: set MNEMO_MODE=distributed (and run the "
+    "stage services), or serve the embedded mode with `mnemo serve`"
+)
+
+
+async def start_engine(settings: Settings) -> Engine:
+    """The Engine on the Kafka transport; refuses the embedded mode with a clear message."""
+    if settings.mode != "distributed":
+        raise RuntimeError(EMBEDDED)
+    from mnemo.kafka.gateway import start_engine as start_kafka_engine
+
+    return await start_kafka_engine(settings)
 
 
 def create() -> FastAPI:
     """The uvicorn factory: one Settings object, one app; the engine starts in its lifespan."""
-    return create_app(Settings())
+    return create_app(Settings(), start_engine=start_engine)
 
 
 def run(settings: Settings | None = None) -> None:
-    """Serve the gateway on the configured host and port: with embedded workers, or (with
-    MNEMO_MODE=distributed) publishing adds to Kafka for the stage services."""
+    """Serve the gateway on the configured host and port."""
     settings = settings or Settings()
-    if settings.mode == "distributed":
-        import asyncio
+    if settings.mode != "distributed":
+        raise SystemExit(EMBEDDED)
+    from mnemo.kafka.gateway import serve
 
-        from mnemo.kafka.gateway import serve
-
-        asyncio.run(serve(settings))
-        return
-    import uvicorn
-
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    asyncio.run(serve(settings))

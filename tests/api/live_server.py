@@ -17,8 +17,9 @@ from pathlib import Path
 import uvicorn
 
 from mnemo.api import create_app
+from mnemo.core.engine import Engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.llm.openai_client import OpenAICompatibleLLM
 from mnemo.settings import Settings
 from tests.support.scripted_llm import ScriptedLLMServer
@@ -85,7 +86,7 @@ class LiveServer:
             self._error.append(exc)
 
     async def _serve(self, sock: socket.socket) -> None:
-        engine = await Engine.start(
+        engine = await start_engine(
             self.settings, llm=scripted_llm(self.llm_server), embedder=HashEmbedder(384)
         )
         self.engine, self._loop = engine, asyncio.get_running_loop()

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from mnemo.core.engine import Engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.llm.openai_client import OpenAICompatibleLLM
 from mnemo.settings import Settings
 from tests.support.postgres import EmbeddedPostgres
@@ -63,7 +64,7 @@ async def engine(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Engine]:
     settings = engine_settings(postgres.new_database(), tmp_path_factory.mktemp("engine"))
-    eng = await Engine.start(settings, llm=scripted_client(llm_server), embedder=HashEmbedder())
+    eng = await start_engine(settings, llm=scripted_client(llm_server), embedder=HashEmbedder())
     yield eng
     await eng.close()
 

@@ -1,5 +1,5 @@
 """The Kafka suite: a live broker on 127.0.0.1:9092 (`bash deploy/kafka/kafka.sh up`), the
-gateway engine with the Kafka submitter in-process, and the four stage services as
+gateway engine on the Kafka transport in-process, and the four stage services as
 subprocesses. Topic prefixes are unique per session, so reruns never collide."""
 
 from __future__ import annotations
@@ -14,17 +14,19 @@ from pathlib import Path
 
 import pytest
 
+from mnemo.core.engine import Engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.engine import Engine
-from mnemo.kafka.gateway import close_engine, start_engine
-from mnemo.kafka.settings import KafkaSettings
+from mnemo.kafka.gateway import start_engine
 from mnemo.llm.openai_client import OpenAICompatibleLLM
-from mnemo.settings import Settings
+from mnemo.settings import KafkaSettings, Settings
 from tests.kafka.services import STAGES, Service, stage_env
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
-BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+# An explicit broker, or the one deploy/kafka/kafka.sh runs on KAFKA_PORT (scripts/test.sh).
+BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS") or (
+    f"127.0.0.1:{os.environ.get('KAFKA_PORT', '9092')}"
+)
 
 GROUP = {
     "topics": [
@@ -88,19 +90,19 @@ async def cluster(
     data_dir = tmp_path_factory.mktemp("kafka-cluster")
     database_url = postgres.new_database()
     ks = KafkaSettings(
-        kafka_bootstrap_servers=BOOTSTRAP,
-        kafka_topic_prefix=kafka_prefix,
-        kafka_partitions=4,
-        kafka_produce_timeout_seconds=5,
+        bootstrap_servers=BOOTSTRAP,
+        topic_prefix=kafka_prefix,
+        partitions=4,
+        produce_timeout_seconds=5,
     )
     settings = Settings(
         database_url=database_url, data_dir=data_dir, embedding_provider="hash",
-        db_pool_size=10, auth_disabled=True,
+        db_pool_size=10, auth_disabled=True, kafka=ks,
     )  # fmt: skip
     llm = OpenAICompatibleLLM(
         base_url=kafka_llm.base_url, api_key=None, model="scripted", timeout=10, max_attempts=2
     )
-    engine = await start_engine(settings, ks, llm=llm, embedder=HashEmbedder())
+    engine = await start_engine(settings, llm=llm, embedder=HashEmbedder())
     env = stage_env(database_url, kafka_llm.base_url, kafka_prefix, data_dir)
     env["MNEMO_KAFKA_BOOTSTRAP_SERVERS"] = BOOTSTRAP
     services = {name: Service(name, env, data_dir) for name in STAGES}
@@ -113,7 +115,7 @@ async def cluster(
     finally:
         for service in services.values():
             service.stop()
-        await close_engine(engine)
+        await engine.close()
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import asyncio
 from collections import Counter
 from typing import Any
 
+from mnemo.core.engine import Engine
 from mnemo.domain.memory import Memory, Run
 from mnemo.domain.requests import AddRequest, ListRequest, NotFound
-from mnemo.engine.engine import Engine
 
 
 async def add(engine: Engine, project: str, user: str, *lines: str) -> Run:

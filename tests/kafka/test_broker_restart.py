@@ -44,7 +44,7 @@ async def test_broker_restart_is_survived(
         assert refused.value.status == 503
     finally:
         await asyncio.to_thread(kafka_sh, "up")
-    async with engine.database.engine.connect() as conn:
+    async with engine.database.db.connect() as conn:
         rows = (await conn.execute(select(func.count()).where(runs.c.project == project))).scalar()
     assert rows == len(first), "a refused add left its run row behind"
     second = [(await add(engine, project, f"b{i % 3}", f"after {i}")).run_id for i in range(6)]

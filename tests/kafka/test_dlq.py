@@ -8,8 +8,8 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from mnemo.domain.memory import RunState
+from mnemo.kafka.channels import channel_names
 from mnemo.kafka.dlqops import list_dlq, replay_dlq
-from mnemo.kafka.topics import topic_names
 from tests.kafka.conftest import Cluster, service_logs
 from tests.kafka.helpers import add, memories, wait_all
 
@@ -27,10 +27,10 @@ async def dlq_with(cluster: Cluster, predicate, timeout: float = 60):  # type: i
 
 
 async def test_invalid_payload_is_dead_lettered(cluster: Cluster) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.kafka_bootstrap_servers, acks="all")
+    producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.bootstrap_servers, acks="all")
     await producer.start()
     try:
-        await producer.send_and_wait(topic_names(cluster.ks).raw, b"{not json", key=b"junk")
+        await producer.send_and_wait(channel_names(cluster.ks).raw, b"{not json", key=b"junk")
     finally:
         await producer.stop()
     [entry] = await dlq_with(cluster, lambda r: r.payload == "{not json")

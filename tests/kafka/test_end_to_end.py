@@ -12,8 +12,8 @@ import uvicorn
 from aiokafka import AIOKafkaProducer
 
 from mnemo.api import create_app
+from mnemo.events.channels import ChannelNames
 from mnemo.events.raw import derived_run_id
-from mnemo.events.topics import TopicNames
 from mnemo.kafka.replayops import replay_group
 from mnemo.store import runs
 from tests.kafka.conftest import GROUP, Cluster, service_logs
@@ -75,17 +75,17 @@ async def test_outside_producer_event_is_tracked_as_a_run(cluster: Cluster, proj
         "user_id": "outside",
         "input": {"string": {"content": ["I published straight to Kafka"]}},
     }
-    producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.kafka_bootstrap_servers, acks="all")
+    producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.bootstrap_servers, acks="all")
     await producer.start()
     try:
-        topic = TopicNames(cluster.ks.kafka_topic_prefix).raw
+        topic = ChannelNames(cluster.ks.topic_prefix).raw
         meta = await producer.send_and_wait(topic, json.dumps(event).encode(), key=b"outside")
     finally:
         await producer.stop()
     run_id = derived_run_id(meta.topic, meta.partition, meta.offset)
     deadline = time.monotonic() + 60
     while True:
-        async with cluster.engine.database.engine.connect() as conn:
+        async with cluster.engine.database.db.connect() as conn:
             row = await runs.raw(conn, run_id)
         if row is not None and row["status"] == "completed":
             break

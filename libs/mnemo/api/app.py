@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
@@ -11,7 +11,7 @@ from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
 from mnemo.api.routes import auth, groups, health, memories, runs, users
 from mnemo.api.text_guard import reject_nul_in_parameters
-from mnemo.engine.engine import Engine
+from mnemo.core.engine import Engine
 from mnemo.settings import Settings
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -29,8 +29,14 @@ class UnsafeConfiguration(RuntimeError):
     """Settings that would expose an unauthenticated API beyond this machine."""
 
 
-def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
-    """The gateway. Without `engine` the app starts (and stops) its own in its lifespan."""
+EngineStarter = Callable[[Settings], Awaitable[Engine]]
+
+
+def create_app(
+    settings: Settings, engine: Engine | None = None, start_engine: EngineStarter | None = None
+) -> FastAPI:
+    """The gateway, serving `engine`; without one, the app starts its own with
+    `start_engine` (an entry point's choice of transport) and closes it in its lifespan."""
     if settings.auth_disabled and settings.host not in LOOPBACK_HOSTS:
         raise UnsafeConfiguration(
             f"auth_disabled requires a loopback host (got {settings.host!r}); "
@@ -40,7 +46,9 @@ def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = engine is None
-        app.state.engine = engine or await Engine.start(settings)
+        if engine is None and start_engine is None:
+            raise RuntimeError("create_app needs an engine or a start_engine function")
+        app.state.engine = engine or await start_engine(settings)  # type: ignore[misc]
         try:
             yield
         finally:

@@ -8,7 +8,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from mnemo.api.problems import Unauthorized
-from mnemo.engine.engine import Engine
+from mnemo.core.engine import Engine
 from mnemo.settings import Settings
 
 _bearer = HTTPBearer(auto_error=False, description="A mnemo API key: `Bearer mnemo_...`")

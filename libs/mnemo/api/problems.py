@@ -33,6 +33,7 @@ _TITLES = {
     415: "Unsupported Media Type",
     422: "Unprocessable Content",
     500: "Internal Server Error",
+    503: "Service Unavailable",
 }
 
 
@@ -111,7 +112,8 @@ def validation_errors(raw: Sequence[Any]) -> tuple[int, str, list[ProblemError]]
 
 async def _invalid_request(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, InvalidRequest)
-    return problem_response(exc.status, exc.detail, exc.errors)
+    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
+    return problem_response(exc.status, exc.detail, exc.errors, headers=headers)
 
 
 async def _not_found(_: Request, exc: Exception) -> JSONResponse:

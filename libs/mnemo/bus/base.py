@@ -1,7 +1,8 @@
 """The bus contract.
 
-Records are keyed by scope key. Records of one key are delivered strictly in publish order,
-and a record is handed to one consumer at a time; different keys are delivered concurrently.
+Records travel on named channels and are keyed by scope key. Records of one scope are
+delivered strictly in publish order, and a record is handed to one consumer at a time;
+different scopes are delivered concurrently.
 A record counts as done only when it is acknowledged, so a consumer that dies mid-record
 leaves it for the next one (at-least-once); effects must therefore be idempotent, or, as in
 the embedded bus, committed in the same transaction as the acknowledgement.
@@ -12,27 +13,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-# Record kinds on the pipeline topic.
+# Record kinds on the pipeline channel.
 RUN = "run"  # an add: {"run_id"}
 FLUSH = "flush"  # a buffer flush: {"flush_id", "group", "step_id", "run_ids", "items", ...}
 
-PIPELINE_TOPIC = "pipeline"
+PIPELINE_CHANNEL = "pipeline"
 
 
 @dataclass(frozen=True)
 class Record:
     id: int
-    topic: str
-    key: str
+    channel: str
+    scope_key: str
     payload: dict[str, Any]
 
 
 class Bus(Protocol):
-    async def publish(self, tx: Any, topic: str, key: str, payload: dict[str, Any]) -> None:
+    async def publish(self, tx: Any, channel: str, scope_key: str, payload: dict[str, Any]) -> None:
         """Publish inside the caller's transaction `tx`: it is durable when `tx` commits."""
 
-    async def claim(self, tx: Any, topics: tuple[str, ...]) -> Record | None:
-        """Take the oldest record of some key that has no earlier unacknowledged record.
+    async def claim(self, tx: Any, channels: tuple[str, ...]) -> Record | None:
+        """Take the oldest record of some scope that has no earlier unacknowledged record.
 
         The claim lasts as long as `tx`; if the consumer dies, `tx` aborts and the record
         becomes claimable again.

@@ -23,16 +23,18 @@ from mnemo.store.schema import bus_records
 log = logging.getLogger(__name__)
 
 _CLAIM = text("""
-    SELECT r.id, r.topic, r.key, r.payload FROM bus_records r
-    WHERE r.topic = ANY(:topics)
-      AND NOT EXISTS (SELECT 1 FROM bus_records e WHERE e.key = r.key AND e.id < r.id)
+    SELECT r.id, r.channel, r.scope_key, r.payload FROM bus_records r
+    WHERE r.channel = ANY(:channels)
+      AND NOT EXISTS (
+        SELECT 1 FROM bus_records e WHERE e.scope_key = r.scope_key AND e.id < r.id
+      )
     ORDER BY r.id
     LIMIT 1
     FOR UPDATE SKIP LOCKED
 """)
 
 
-CHANNEL = "mnemo_bus"
+NOTIFY_CHANNEL = "mnemo_bus"  # Postgres LISTEN/NOTIFY
 
 
 class PostgresBus:
@@ -42,24 +44,28 @@ class PostgresBus:
         self.wakeup = Wakeup()
 
     async def publish(
-        self, tx: AsyncConnection, topic: str, key: str, payload: dict[str, Any]
+        self, tx: AsyncConnection, channel: str, scope_key: str, payload: dict[str, Any]
     ) -> None:
-        await self.publish_many(tx, topic, [(key, payload)])
+        await self.publish_many(tx, channel, [(scope_key, payload)])
 
     async def publish_many(
-        self, tx: AsyncConnection, topic: str, records: list[tuple[str, dict[str, Any]]]
+        self, tx: AsyncConnection, channel: str, records: list[tuple[str, dict[str, Any]]]
     ) -> None:
-        """Append (key, payload) records in list order: a key's later record comes later."""
+        """Append (scope key, payload) records in list order: a scope's later record comes
+        later."""
         if not records:
             return
         now = datetime.now(UTC)
         await tx.execute(
             insert(bus_records).values(
-                [{"topic": topic, "key": k, "payload": p, "created_at": now} for k, p in records]
+                [
+                    {"channel": channel, "scope_key": k, "payload": p, "created_at": now}
+                    for k, p in records
+                ]
             )
         )
         # Delivered at commit to every listening process (Postgres folds duplicates).
-        await tx.execute(text(f"NOTIFY {CHANNEL}"))
+        await tx.execute(text(f"NOTIFY {NOTIFY_CHANNEL}"))
 
     async def listen(self, database_url: str) -> None:
         """Wake consumers on publishes from other processes (worker processes, gateways).
@@ -71,18 +77,18 @@ class PostgresBus:
                 async with await psycopg.AsyncConnection.connect(
                     libpq_url, autocommit=True
                 ) as conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
+                    await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
                     async for _ in conn.notifies():
                         self.wakeup.wake()  # one worker; its success wakes the next
             except psycopg.OperationalError as exc:
                 log.warning("bus listener lost its connection (%s); reconnecting", exc)
                 await asyncio.sleep(1.0)
 
-    async def claim(self, tx: AsyncConnection, topics: tuple[str, ...]) -> Record | None:
-        row = (await tx.execute(_CLAIM, {"topics": list(topics)})).first()
+    async def claim(self, tx: AsyncConnection, channels: tuple[str, ...]) -> Record | None:
+        row = (await tx.execute(_CLAIM, {"channels": list(channels)})).first()
         if row is None:
             return None
-        return Record(id=row.id, topic=row.topic, key=row.key, payload=row.payload)
+        return Record(id=row.id, channel=row.channel, scope_key=row.scope_key, payload=row.payload)
 
     def wake(self, count: int = 1) -> None:
         self.wakeup.wake(count)

@@ -7,6 +7,8 @@ import json
 
 import typer
 
+from mnemo.settings import Settings
+
 dlq_app = typer.Typer(
     help="Dead-lettered records of the Kafka stage services.", no_args_is_help=True
 )
@@ -18,9 +20,8 @@ def list_command(
 ) -> None:
     """List every record in the DLQ topic with its error."""
     from mnemo.kafka.dlqops import list_dlq
-    from mnemo.kafka.settings import KafkaSettings
 
-    entries = asyncio.run(list_dlq(KafkaSettings()))
+    entries = asyncio.run(list_dlq(Settings().kafka))
     for e in entries:
         r = e.record
         if as_json:
@@ -43,7 +44,6 @@ def replay_command(
 ) -> None:
     """Re-publish dead-lettered records to their source topics (their runs reopen)."""
     from mnemo.kafka.dlqops import replay_dlq
-    from mnemo.kafka.settings import KafkaSettings
 
-    entries = asyncio.run(replay_dlq(KafkaSettings(), offset or None))
+    entries = asyncio.run(replay_dlq(Settings().kafka, offset or None))
     typer.echo(f"replayed {len(entries)} record(s)")

@@ -13,7 +13,8 @@ from typing import Annotated, TypeVar
 import typer
 
 from mnemo.cli.common import DataDirOption, ProjectOption, settings_with
-from mnemo.engine.engine import Engine
+from mnemo.core.engine import Engine
+from mnemo.engine.embedded import start_engine
 
 T = TypeVar("T")
 
@@ -28,7 +29,7 @@ def with_engine(
     """Run `action` against an Engine that has no workers, then close it."""
 
     async def main() -> T:
-        engine = await Engine.start(settings_with(**settings_overrides), run_workers=False)
+        engine = await start_engine(settings_with(**settings_overrides), run_workers=False)
         try:
             return await action(engine)
         finally:

@@ -7,6 +7,8 @@ import asyncio
 
 import typer
 
+from mnemo.settings import Settings
+
 
 def replay_command(
     group: str = typer.Option(..., "--group", help="The group whose retained adds to re-run."),
@@ -15,7 +17,6 @@ def replay_command(
 ) -> None:
     """Re-run GROUP's adds from the raw topic through INTO's pipeline (distributed mode)."""
     from mnemo.kafka.replayops import replay_group
-    from mnemo.kafka.settings import KafkaSettings
 
-    run_ids = asyncio.run(replay_group(KafkaSettings(), group, into, project))
+    run_ids = asyncio.run(replay_group(Settings().kafka, group, into, project))
     typer.echo(f"published {len(run_ids)} add(s) for group '{into}'")

@@ -15,7 +15,8 @@ import uvicorn
 from mnemo.api import create_app
 from mnemo.api.app import LOOPBACK_HOSTS
 from mnemo.cli.common import DataDirOption, settings_with
-from mnemo.engine.engine import Engine
+from mnemo.core.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.engine.processes import spawn_workers
 from mnemo.settings import Settings
 
@@ -50,7 +51,7 @@ class GracefulServer(uvicorn.Server):
 
 
 async def serve(settings: Settings) -> None:
-    engine = await Engine.start(settings, run_workers=settings.worker_processes == 0)
+    engine = await start_engine(settings, run_workers=settings.worker_processes == 0)
     workers = spawn_workers(settings, engine.database.url, settings.worker_processes)
     try:
         await workers.wait_ready()

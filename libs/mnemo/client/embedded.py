@@ -26,8 +26,9 @@ from mnemo.client.models import (
     Run,
     SearchResults,
 )
+from mnemo.core.engine import Engine
 from mnemo.domain.requests import GroupDocument, InvalidRequest, NotFound
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.settings import Settings
 
 
@@ -184,9 +185,10 @@ class EmbeddedClient:
     ) -> EmbeddedClient:
         """Start an Engine (workers included) that `close()` will stop.
 
-        `engine_options` go to `Engine.start` (llm=, embedder=, clock=, run_workers=).
+        `engine_options` go to `mnemo.engine.embedded.start_engine` (llm=, embedder=,
+        clock=, run_workers=).
         """
-        engine = await Engine.start(settings or Settings(), **engine_options)
+        engine = await start_engine(settings or Settings(), **engine_options)
         return cls(engine, project=project, owns_engine=True)
 
     async def close(self) -> None:

@@ -20,6 +20,13 @@ class RunState(StrEnum):
         return self in (RunState.completed, RunState.failed)
 
 
+class MemoryStatus(StrEnum):
+    """A committed memory is active (searchable) or archived (deleted, history kept)."""
+
+    active = "active"
+    archived = "archived"
+
+
 class Candidate(BaseModel):
     """A memory on its way through a pipeline, before commit.
 

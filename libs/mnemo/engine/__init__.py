@@ -1,1 +1,1 @@
-"""The embedded engine: durable adds, ordered pipeline workers, and the facade APIs call."""
+"""The embedded transport: the Postgres bus runner, its workers, ticker and worker processes."""

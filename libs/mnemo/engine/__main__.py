@@ -8,7 +8,7 @@ import logging
 import os
 import signal
 
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.settings import Settings
 
 
@@ -17,7 +17,7 @@ async def run_workers(settings: Settings) -> None:
         # Pipeline work is throughput work; acknowledgements and searches in the server
         # process are latency work. Under CPU contention the kernel now favours the latter.
         os.nice(settings.worker_nice)
-    engine = await Engine.start(settings)
+    engine = await start_engine(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

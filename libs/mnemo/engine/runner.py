@@ -2,7 +2,8 @@
 
 Everything a record changes (buffer items, commits, the next record, run status) is written
 in the transaction that also acknowledges it, so a crash replays the record from scratch and
-nothing is applied twice.
+nothing is applied twice. The rules (dispatch, triggers, windows) are the core's; this module
+only keeps their state in Postgres and publishes on the embedded bus.
 """
 
 from __future__ import annotations
@@ -15,23 +16,16 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
-from mnemo.bus.base import FLUSH, PIPELINE_TOPIC, RUN, Bus, Record
+from mnemo.bus.base import FLUSH, PIPELINE_CHANNEL, RUN, Bus, Record
+from mnemo.core.buffering import Held, WindowEntry, flush_batch, flush_reason, items_of, slide
+from mnemo.core.dispatch import LLM_KINDS, run_chain, takes_raw_input
+from mnemo.core.groups import GroupCache
+from mnemo.core.records import RunRecord
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Candidate, RunState
-from mnemo.domain.pipeline import (
-    BufferStep,
-    CommitStep,
-    ExtractStep,
-    Step,
-    TransformStep,
-    TransformWithContextStep,
-)
-from mnemo.engine.groups import GroupCache
+from mnemo.domain.pipeline import BufferStep, CommitStep, Step
 from mnemo.steps.base import Batch, Deps
-from mnemo.steps.buffer import Buffered, flush_reason
 from mnemo.steps.commit import commit
-from mnemo.steps.dispatch import run_step
 from mnemo.steps.extract import pre_extracted_candidates
 from mnemo.store import buffers, runs
 
@@ -61,18 +55,19 @@ class PipelineRunner:
         row = await runs.raw(tx, record.payload["run_id"])
         if row is None:
             raise LookupError(f"run {record.payload['run_id']} has no row")
-        group = await self.groups.get(row["project"], row["group"])
+        run = RunRecord.from_row(row)
+        group = await self.groups.get(run.project, run.group)
         batch = Batch(
-            batch_id=row["run_id"],
-            project=row["project"],
-            group=row["group"],
-            scope_key=row["scope_key"],
-            run_ids=[row["run_id"]],
-            user_id=row["user_id"],
-            properties=row["properties"],
-            inputs=[AddInput.model_validate(row["raw_input"])],
+            batch_id=run.run_id,
+            project=run.project,
+            group=run.group,
+            scope_key=run.scope_key,
+            run_ids=[run.run_id],
+            user_id=run.user_id,
+            properties=run.properties,
+            inputs=[run.input],
         )
-        step = group.pipeline.step(row["starting_step_id"])
+        step = group.pipeline.step(run.starting_step_id)
         if not takes_raw_input(step):  # a root past extraction: items enter as they are
             batch.candidates, batch.inputs = pre_extracted_candidates(batch), []
         return batch, group, step
@@ -84,7 +79,7 @@ class PipelineRunner:
             batch_id=p["flush_id"],
             project=p["project"],
             group=p["group"],
-            scope_key=record.key,
+            scope_key=record.scope_key,
             run_ids=p["run_ids"],
             user_id=p["user_id"],
             properties=p["properties"],
@@ -95,106 +90,84 @@ class PipelineRunner:
     async def execute(
         self, tx: AsyncConnection, group: GroupConfig, step: Step | None, batch: Batch
     ) -> None:
+        """Run the pipeline from `step` until it ends or the batch waits in a buffer."""
         while step is not None:
-            started = time.perf_counter()
-            proceed = await self._step(tx, group, step, batch)
-            metrics.STEP_LATENCY.labels(step=step.kind).observe(time.perf_counter() - started)
-            if not proceed:
+            step = await run_chain(self.deps, group, step, batch, LLM_KINDS)
+            if step is None:
                 return
+            started = time.perf_counter()
+            if isinstance(step, BufferStep):
+                if not await self._buffer(tx, group, step, batch):
+                    return
+            elif isinstance(step, CommitStep):
+                await commit(self.deps, tx, group, step, batch)
+            metrics.STEP_LATENCY.labels(step=step.kind).observe(time.perf_counter() - started)
             step = group.pipeline.following(step)
-
-    async def _step(
-        self, tx: AsyncConnection, group: GroupConfig, step: Step, batch: Batch
-    ) -> bool:
-        d = self.deps
-        if isinstance(step, ExtractStep | TransformStep | TransformWithContextStep):
-            await run_step(d, group, step, batch)
-        elif isinstance(step, BufferStep):
-            return await self._buffer(tx, group, step, batch)
-        elif isinstance(step, CommitStep):
-            await commit(d, tx, group, step, batch)
-        return True
 
     async def _buffer(
         self, tx: AsyncConnection, group: GroupConfig, step: BufferStep, batch: Batch
     ) -> bool:
-        key = buffers.BufferKey(batch.project, batch.group, step.id, batch.scope_key)
+        """Hold the batch in the step's buffer; True when the pipeline goes on now (a
+        sliding window), False when the batch waits for a flush."""
+        buffer = buffers.BufferKey(batch.project, batch.group, step.id, batch.scope_key)
         now = self.deps.clock.now()
         if step.mode == "sliding_window":
-            earlier = await buffers.items(tx, key)
-            batch.window = [u for item in earlier for u in item.payload["units"]]
-            units = [u for raw in batch.inputs for u in raw.text_units()]
-            await buffers.append(tx, key, batch.run_id, [{"units": units}], now)
-            await buffers.trim(tx, key, step.window)
-            return True
-        assert step.triggers is not None
-        await buffers.append(
-            tx,
-            key,
-            batch.run_id,
-            [
-                {
-                    **c.model_dump(mode="json"),
-                    "_user_id": batch.user_id,
-                    "_properties": batch.properties,
-                }
-                for c in batch.candidates
+            earlier = [
+                WindowEntry(i.run_id, i.payload["units"]) for i in await buffers.items(tx, buffer)
             ]
-            or [_marker(batch)],
-            now,
-        )
+            units = [u for raw in batch.inputs for u in raw.text_units()]
+            _, batch.window = slide(earlier, batch.run_id, units, step.window)
+            await buffers.append(tx, buffer, batch.run_id, [{"units": units}], now)
+            await buffers.trim(tx, buffer, step.window)
+            return True
+        await buffers.append(tx, buffer, batch.run_id, _buffer_payloads(batch), now)
         await runs.set_status(tx, batch.run_ids, RunState.in_buffer, now)
-        await self.flush_if_due(tx, group, step, key)
+        await self.flush_if_due(tx, step, buffer)
         return False
 
     async def flush_if_due(
-        self, tx: AsyncConnection, group: GroupConfig, step: BufferStep, key: buffers.BufferKey
+        self, tx: AsyncConnection, step: BufferStep, buffer: buffers.BufferKey
     ) -> str | None:
         """Turn the scope's buffer into one flush record when a trigger fires."""
         assert step.triggers is not None
-        held = await buffers.items(tx, key, lock=True)
-        reason = flush_reason(
-            step.triggers,
-            [Buffered(i.created_at, i.payload.get("topic")) for i in held],
-            self.deps.clock.now(),
-        )
+        rows = await buffers.items(tx, buffer, lock=True)
+        held = [_held(i) for i in rows]
+        reason = flush_reason(step.triggers, items_of(held), self.deps.clock.now())
         if reason is None:
             return None
-        first = held[0].payload
-        run_ids = list(dict.fromkeys(i.run_id for i in held))
+        batch = flush_batch(str(uuid.uuid4()), buffer.project, buffer.group, buffer.scope_key, held)
         payload: dict[str, Any] = {
             "kind": FLUSH,
-            "flush_id": str(uuid.uuid4()),
-            "project": key.project,
-            "group": key.group,
+            "flush_id": batch.batch_id,
+            "project": buffer.project,
+            "group": buffer.group,
             "step_id": step.id,
             "reason": reason,
-            "run_ids": run_ids,
-            "user_id": first.get("_user_id"),
-            "properties": first.get("_properties") or {},
-            "items": [_strip(i.payload) for i in held if not i.payload.get("_marker")],
+            "run_ids": batch.run_ids,
+            "user_id": batch.user_id,
+            "properties": batch.properties,
+            "items": [c.model_dump(mode="json") for c in batch.candidates],
         }
-        await self.bus.publish(tx, PIPELINE_TOPIC, key.scope_key, payload)
-        await buffers.remove(tx, [i.id for i in held])
-        log.info("buffer %s/%s flushed %d items (%s)", key.group, step.id, len(held), reason)
+        await self.bus.publish(tx, PIPELINE_CHANNEL, buffer.scope_key, payload)
+        await buffers.remove(tx, [i.id for i in rows])
+        log.info("buffer %s/%s flushed %d items (%s)", buffer.group, step.id, len(rows), reason)
         return reason
 
 
-def takes_raw_input(step: Step) -> bool:
-    """Steps that see raw inputs: extraction, and sliding windows that feed it."""
-    return isinstance(step, ExtractStep) or (
-        isinstance(step, BufferStep) and step.mode == "sliding_window"
+def _buffer_payloads(batch: Batch) -> list[dict[str, Any]]:
+    """One row per candidate, with the run's scope; a run that extracted nothing still
+    waits in the buffer (a marker row), so its status stays honest."""
+    scope = {"_user_id": batch.user_id, "_properties": batch.properties}
+    rows = [{**c.model_dump(mode="json"), **scope} for c in batch.candidates]
+    return rows or [{"_marker": True, "topic": None, **scope}]
+
+
+def _held(item: buffers.BufferedItem) -> Held:
+    p = item.payload
+    candidates = () if p.get("_marker") else (Candidate.model_validate(_strip(p)),)
+    return Held(
+        item.run_id, item.created_at, p.get("_user_id"), p.get("_properties") or {}, candidates
     )
-
-
-def _marker(batch: Batch) -> dict[str, Any]:
-    """A run that extracted nothing still waits in the buffer, so its status stays honest."""
-    return {
-        "_marker": True,
-        "topic": None,
-        "_user_id": batch.user_id,
-        "_properties": batch.properties,
-    }
 
 
 def _strip(payload: dict[str, Any]) -> dict[str, Any]:

@@ -20,16 +20,16 @@ async def tick(runner: PipelineRunner) -> int:
     async with runner.deps.db.connect() as conn:
         pending = await buffers.pending(conn)
     metrics.BUFFER_ITEMS.set(sum(size for *_, size in pending))
-    for key, *_ in pending:
+    for buffer, *_ in pending:
         try:
-            group = await runner.groups.get(key.project, key.group)
-            step = group.pipeline.step(key.step_id)
+            group = await runner.groups.get(buffer.project, buffer.group)
+            step = group.pipeline.step(buffer.step_id)
         except (NotFound, StopIteration):
             continue
         if not isinstance(step, BufferStep) or step.mode != "batch":
             continue
         async with runner.deps.db.begin() as tx:
-            reason = await runner.flush_if_due(tx, group, step, key)
+            reason = await runner.flush_if_due(tx, step, buffer)
         if reason:
             flushed += 1
             runner.bus.wake()  # committed: a worker can claim the flush now

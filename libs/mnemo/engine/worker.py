@@ -1,7 +1,9 @@
 """Pipeline workers: claim the head record of a scope, run it, acknowledge it, repeat.
 
 `concurrency` workers run at once, so that many different scopes progress in parallel
-while each scope's records stay strictly in order (the bus guarantees it).
+while each scope's records stay strictly in order (the bus guarantees it). A failure is
+classified by `mnemo.core.failures`: a transient one (the database unreachable) leaves the
+record in place and the worker backs off; any other fails the record's runs at once.
 """
 
 from __future__ import annotations
@@ -9,11 +11,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from sqlalchemy.exc import DBAPIError, OperationalError
-
 from mnemo import metrics
-from mnemo.bus.base import PIPELINE_TOPIC, Record
+from mnemo.bus.base import PIPELINE_CHANNEL, Record
 from mnemo.bus.postgres import PostgresBus
+from mnemo.core.failures import Backoff, describe, is_transient
 from mnemo.domain.memory import RunState
 from mnemo.engine.runner import PipelineRunner
 from mnemo.store import runs
@@ -21,6 +22,7 @@ from mnemo.store import runs
 log = logging.getLogger(__name__)
 
 IDLE_POLL_FACTOR = 25
+TRANSIENT_BACKOFF_SECONDS = 1.0
 
 
 def run_ids_of(record: Record) -> list[str]:
@@ -54,17 +56,18 @@ class WorkerPool:
         self._tasks = []
 
     async def _loop(self, index: int) -> None:
+        backoff = Backoff(TRANSIENT_BACKOFF_SECONDS)
         while not self._stopping.is_set():
             try:
                 worked = await self.run_once()
-            except (OperationalError, DBAPIError) as exc:
-                log.warning("worker %d: database unavailable (%s); retrying", index, exc)
-                await asyncio.sleep(1.0)
+            except Exception as exc:
+                if is_transient(exc):
+                    log.warning("worker %d: database unavailable (%s); retrying", index, exc)
+                else:
+                    log.exception("worker %d: unexpected error", index)
+                await asyncio.sleep(backoff.next())
                 continue
-            except Exception:
-                log.exception("worker %d: unexpected error", index)
-                await asyncio.sleep(1.0)
-                continue
+            backoff.reset()
             if worked:
                 self.bus.wake()  # more may be ready: fan out one worker at a time
             else:
@@ -81,16 +84,17 @@ class WorkerPool:
         failure: tuple[Record, Exception] | None = None
         async with db.connect() as tx:
             async with tx.begin():
-                record = await self.bus.claim(tx, (PIPELINE_TOPIC,))
+                record = await self.bus.claim(tx, (PIPELINE_CHANNEL,))
                 if record is None:
                     return False
                 savepoint = await tx.begin_nested()
                 try:
                     await self.runner.handle(tx, record)
                     await savepoint.commit()
-                except OperationalError as exc:
-                    raise exc  # transient: the transaction aborts, the record stays
-                except Exception as exc:  # the pipeline failed: record it, keep the raw input
+                except Exception as exc:
+                    if is_transient(exc):
+                        raise  # the transaction aborts, the record stays for a retry
+                    # The pipeline failed: record it, keep the raw input for a retry.
                     await savepoint.rollback()
                     failure = (record, exc)
                     await runs.set_status(
@@ -98,15 +102,10 @@ class WorkerPool:
                         run_ids_of(record),
                         RunState.failed,
                         self.runner.deps.clock.now(),
-                        error=_describe(exc),
+                        error=describe(exc),
                     )
-                    metrics.RUNS.labels(status="failed").inc(len(run_ids_of(record)))
+                    metrics.RUNS.labels(status=RunState.failed.value).inc(len(run_ids_of(record)))
                 await self.bus.ack(tx, record)
         if failure:
-            log.warning("runs %s failed: %s", run_ids_of(failure[0]), _describe(failure[1]))
+            log.warning("runs %s failed: %s", run_ids_of(failure[0]), describe(failure[1]))
         return True
-
-
-def _describe(exc: Exception) -> str:
-    text = str(exc) or exc.__class__.__name__
-    return f"{exc.__class__.__name__}: {text}"[:2000]

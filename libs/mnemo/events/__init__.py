@@ -5,20 +5,20 @@ so one scope stays on one partition and is processed in order. See `raw.RawEvent
 documented schema that outside producers may publish directly.
 """
 
+from mnemo.events.channels import ChannelKind, ChannelNames
 from mnemo.events.codec import decode, encode
 from mnemo.events.dlq import DlqRecord
 from mnemo.events.raw import RawEvent
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
-from mnemo.events.topics import TopicKind, TopicNames
 
 __all__ = [
+    "ChannelKind",
+    "ChannelNames",
     "DlqRecord",
     "RawEvent",
     "RunStatusEvent",
     "StageEvent",
-    "TopicKind",
-    "TopicNames",
     "decode",
     "encode",
 ]

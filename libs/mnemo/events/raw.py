@@ -14,7 +14,7 @@ Outside producers may publish conversation events here directly, without the gat
         "run_id": null,                    # optional: omit and the extractor derives one
         "created_at": "2026-01-01T00:00:00Z"   # optional
       }                                    # ("origin" is the gateway's; leave it out)
-    key: the scope key, `RawEvent.key_for(scope_property_keys)` (any stable key per scope
+    key: the scope key, `RawEvent.scope_key_for(scope_property_keys)` (any stable key per scope
          keeps order; the scope key also keeps the same partition as gateway adds).
 
 `input` is the Engram v1 add input: exactly one of `string`, `conversation` or
@@ -55,8 +55,9 @@ class RawEvent(BaseModel):
     # gateway record without a row was refused (503) and is dropped. Outside producers omit it.
     origin: Literal["gateway", "external"] = "external"
 
-    def key_for(self, scope_property_keys: Iterable[str]) -> str:
-        """The record key: the scope key of this add in a group scoped by these properties."""
+    def scope_key_for(self, scope_property_keys: Iterable[str]) -> str:
+        """The record's Kafka key: the scope key of this add in a group scoped by these
+        properties."""
         return scope_key(
             self.project,
             self.group,

@@ -1,6 +1,7 @@
-"""The inter-stage topics (`extracted`, `batches`, `drafts`): a batch and the step to run next.
+"""The inter-stage channels (`extracted`, `batches`, `drafts`): a batch and the step to run
+next.
 
-Which topic carries a StageEvent follows from the kind of `step_id` in the group's pipeline
+Which channel carries a StageEvent follows from the kind of `step_id` in the group's pipeline
 (buffer -> extracted, transform/transform_with_context -> batches, commit -> drafts), so each
 service consumes the records whose next step it executes. Keyed by `batch.scope_key`.
 """
@@ -25,5 +26,6 @@ class StageEvent(BaseModel):
     run_started: dict[str, datetime] = Field(default_factory=dict)
 
     @property
-    def key(self) -> str:
+    def scope_key(self) -> str:
+        """The record's Kafka key: its batch's scope key."""
         return self.batch.scope_key

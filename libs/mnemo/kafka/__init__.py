@@ -1,2 +1,3 @@
-"""The distributed mode's Kafka plumbing: settings, topics, the faust service shell, the
-gateway's run submitter, and the DLQ / replay operations behind `mnemo dlq` and `mnemo replay`."""
+"""The Kafka transport of the distributed mode: channels' topics, the gateway's transport, the
+faust runtime and handler the stage services run on, and the DLQ / replay operations behind
+`mnemo dlq` and `mnemo replay`."""

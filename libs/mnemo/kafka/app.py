@@ -8,7 +8,7 @@ import faust
 from prometheus_client import generate_latest
 
 from mnemo.kafka.lag import LagMonitor
-from mnemo.kafka.settings import KafkaSettings
+from mnemo.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -18,29 +18,30 @@ def json_schema() -> faust.Schema:
     return faust.Schema(key_serializer="raw", value_serializer="json")
 
 
-def make_app(service: str, ks: KafkaSettings, source_topics: list[str]) -> faust.App:
+def make_app(service: str, settings: Settings, source_topics: list[str]) -> faust.App:
     """A faust app whose id is the service's consumer group; tables recover from changelogs."""
-    ks.kafka_state_dir.mkdir(parents=True, exist_ok=True)  # faust makes only the last level
+    ks = settings.kafka
+    ks.state_dir.mkdir(parents=True, exist_ok=True)  # faust makes only the last level
     app = faust.App(
         ks.group_id(service),
         broker=ks.broker_url,
         store="memory://",
-        datadir=str(ks.kafka_state_dir / "{conf.name}-data"),
-        topic_partitions=ks.kafka_partitions,
-        topic_replication_factor=ks.kafka_replication_factor,
+        datadir=str(ks.state_dir / "{conf.name}-data"),
+        topic_partitions=ks.partitions,
+        topic_replication_factor=ks.replication_factor,
         topic_disable_leader=True,
         table_standby_replicas=0,
         consumer_auto_offset_reset="earliest",
-        broker_session_timeout=ks.kafka_session_timeout_seconds,
-        broker_heartbeat_interval=min(3.0, ks.kafka_session_timeout_seconds / 4),
+        broker_session_timeout=ks.session_timeout_seconds,
+        broker_heartbeat_interval=min(3.0, ks.session_timeout_seconds / 4),
         broker_commit_interval=1.0,
         producer_acks=-1,
-        web_enabled=ks.metrics_port > 0,
-        web_port=ks.metrics_port or 6066,
-        web_bind=ks.metrics_host,
-        web_host=ks.metrics_host,
+        web_enabled=settings.metrics_port > 0,
+        web_port=settings.metrics_port or 6066,
+        web_bind=settings.metrics_host,
+        web_host=settings.metrics_host,
     )
-    if ks.metrics_port > 0:
+    if settings.metrics_port > 0:
 
         @app.page("/metrics")
         async def metrics_page(
@@ -48,9 +49,9 @@ def make_app(service: str, ks: KafkaSettings, source_topics: list[str]) -> faust
         ) -> faust.web.Response:
             return web.bytes(generate_latest(), content_type="text/plain")
 
-    monitor = LagMonitor(ks.kafka_bootstrap_servers, ks.group_id(service), source_topics)
+    monitor = LagMonitor(ks.bootstrap_servers, ks.group_id(service), source_topics)
 
-    @app.timer(ks.kafka_lag_interval_seconds)
+    @app.timer(ks.lag_interval_seconds)
     async def measure_lag() -> None:
         try:
             await monitor.measure()

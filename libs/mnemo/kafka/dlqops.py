@@ -17,13 +17,13 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import OffsetAndMetadata
 
 from mnemo.domain.memory import RunState
+from mnemo.events.channels import ChannelKind
 from mnemo.events.codec import decode, encode
 from mnemo.events.dlq import DlqRecord
 from mnemo.events.status import RunStatusEvent
-from mnemo.events.topics import TopicKind
+from mnemo.kafka.channels import channel_names
 from mnemo.kafka.reader import producer, read_topic
-from mnemo.kafka.settings import KafkaSettings
-from mnemo.kafka.topics import topic_names
+from mnemo.settings import KafkaSettings
 
 
 @dataclass(frozen=True)
@@ -34,20 +34,20 @@ class DlqEntry:
 
 
 def replay_group(ks: KafkaSettings) -> str:
-    return f"{ks.kafka_topic_prefix}-dlq-replay"
+    return f"{ks.topic_prefix}-dlq-replay"
 
 
 async def list_dlq(ks: KafkaSettings, start: dict[int, int] | None = None) -> list[DlqEntry]:
     """The DLQ's records (from `start`, default the beginning), oldest first."""
     out = []
-    async for stored in read_topic(ks.kafka_bootstrap_servers, topic_names(ks).dlq, start):
+    async for stored in read_topic(ks.bootstrap_servers, channel_names(ks).dlq, start):
         out.append(DlqEntry(stored.partition, stored.offset, decode(DlqRecord, stored.value)))
     return out
 
 
 async def replay_dlq(ks: KafkaSettings, offsets: list[int] | None = None) -> list[DlqEntry]:
     """Re-drive the given DLQ offsets, or every entry not replayed before. Returns them."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=ks.kafka_bootstrap_servers)
+    admin = AIOKafkaAdminClient(bootstrap_servers=ks.bootstrap_servers)
     await admin.start()
     try:
         done = await admin.list_consumer_group_offsets(replay_group(ks))
@@ -79,12 +79,12 @@ def _payload(record: DlqRecord) -> bytes:
 
 async def _remember(ks: KafkaSettings, entries: list[DlqEntry]) -> None:
     """Commit past the replayed entries as the replay group's offsets."""
-    dlq = topic_names(ks).dlq
+    dlq = channel_names(ks).dlq
     commit: dict[TopicPartition, OffsetAndMetadata] = {}
     for e in entries:
         commit[TopicPartition(dlq, e.partition)] = OffsetAndMetadata(e.offset + 1, "")
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=ks.kafka_bootstrap_servers,
+        bootstrap_servers=ks.bootstrap_servers,
         group_id=replay_group(ks),
         enable_auto_commit=False,
     )
@@ -97,8 +97,8 @@ async def _remember(ks: KafkaSettings, entries: list[DlqEntry]) -> None:
 
 
 async def _republish(ks: KafkaSettings, entries: list[DlqEntry]) -> None:
-    names = topic_names(ks)
-    p = await producer(ks.kafka_bootstrap_servers)
+    names = channel_names(ks)
+    p = await producer(ks.bootstrap_servers)
     try:
         for entry in entries:
             r = entry.record
@@ -111,7 +111,7 @@ async def _republish(ks: KafkaSettings, entries: list[DlqEntry]) -> None:
                     at=datetime.now(UTC),
                     service="dlq-replay",
                 )
-                await p.send_and_wait(names.name(TopicKind.status), encode(status), key=key)
+                await p.send_and_wait(names.name(ChannelKind.status), encode(status), key=key)
             await p.send_and_wait(r.source_topic, _payload(r), key=key or None)
     finally:
         await p.stop()

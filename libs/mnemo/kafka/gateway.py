@@ -1,39 +1,43 @@
-"""The gateway in distributed mode: the engine without workers, submitting to Kafka.
+"""The gateway in distributed mode: the Engine on the Kafka transport (no pipeline workers).
 
 `python -m mnemo.kafka.gateway` serves the API on MNEMO_HOST:MNEMO_PORT; `services.gateway`
-can call `start_engine` / `close_engine` instead of starting embedded workers.
+does the same with MNEMO_MODE=distributed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
-from mnemo.engine.engine import Engine
-from mnemo.kafka.settings import KafkaSettings
-from mnemo.kafka.submitter import KafkaRunSubmitter
+from mnemo.clock import Clock
+from mnemo.core.connect import open_deps
+from mnemo.core.engine import Engine
+from mnemo.core.groups import GroupCache
+from mnemo.embeddings.base import Embedder
+from mnemo.kafka.transport import KafkaTransport
+from mnemo.llm.base import LLM
 from mnemo.settings import Settings
 
 
 async def start_engine(
-    settings: Settings, ks: KafkaSettings | None = None, **engine_kwargs: Any
+    settings: Settings,
+    *,
+    llm: LLM | None = None,
+    embedder: Embedder | None = None,
+    clock: Clock | None = None,
 ) -> Engine:
-    """An Engine that records runs in Postgres and publishes them to the raw topic."""
-    submitter = KafkaRunSubmitter(ks or KafkaSettings())
-    engine = await Engine.start(settings, run_workers=False, submitter=submitter, **engine_kwargs)
+    """An Engine that records runs in Postgres and publishes them to the raw channel."""
+    database, deps = await open_deps(
+        settings, pool_size=settings.db_pool_size, llm=llm, embedder=embedder, clock=clock
+    )
+    transport = KafkaTransport(settings.kafka, deps.db)
+    engine = Engine(settings, database, deps, GroupCache(deps.db, deps.clock), transport)
     try:
-        await submitter.start(engine.database.engine)
+        await transport.start()
     except BaseException:
         await engine.close()
         raise
     return engine
-
-
-async def close_engine(engine: Engine) -> None:
-    if isinstance(engine.submitter, KafkaRunSubmitter):
-        await engine.submitter.close()
-    await engine.close()
 
 
 async def serve(settings: Settings) -> None:
@@ -48,7 +52,7 @@ async def serve(settings: Settings) -> None:
         )
         await uvicorn.Server(config).serve()
     finally:
-        await close_engine(engine)
+        await engine.close()
 
 
 def main() -> None:

@@ -1,8 +1,9 @@
 """Processing one consumed record: at-least-once, with transient retries and a DLQ.
 
 A record is done when its outputs are acknowledged by the broker; faust commits its offset
-after that. Postgres or broker outages are retried in place (the partition waits, order
-holds). Any other failure is poison: DLQ record plus `failed` status for its runs.
+after that. Failures follow `mnemo.core.failures`, the rule of both modes: Postgres or broker
+outages are retried in place with backoff (the partition waits, order holds); any other
+failure is poison: DLQ record plus `failed` status for its runs, at once.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from mnemo import metrics
-from mnemo.events.topics import TopicKind
+from mnemo.core.failures import Backoff, describe, is_transient
+from mnemo.domain.memory import RunState
+from mnemo.events.channels import ChannelKind
 from mnemo.kafka import metrics as kmetrics
 from mnemo.kafka.runtime import Runtime
-from mnemo.stages.failures import dead_letter, describe, is_transient
+from mnemo.stages.failures import dead_letter
 from mnemo.stages.routing import Emit
 
 log = logging.getLogger(__name__)
@@ -26,7 +28,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Incoming:
-    """The consumed record, and what its handler learned about its runs while decoding."""
+    """The consumed record, and what its handler learned about its runs while decoding.
+    `topic` is the Kafka topic it came from; `key` its Kafka key."""
 
     topic: str
     partition: int
@@ -49,7 +52,7 @@ Work = Callable[[Incoming], Awaitable[list[Emit]]]
 async def handle(rt: Runtime, incoming: Incoming, work: Work) -> None:
     """Run `work` for the record until it succeeds or turns out to be poison."""
     metrics.RECORDS_IN.labels(stage=rt.service).inc()
-    delay = rt.ks.kafka_transient_backoff_seconds
+    backoff = Backoff(rt.ks.transient_backoff_seconds)
     while True:
         try:
             await rt.emit(await work(incoming))
@@ -62,8 +65,7 @@ async def handle(rt: Runtime, incoming: Incoming, work: Work) -> None:
                 return
             kmetrics.TRANSIENT_RETRIES.labels(service=rt.service).inc()
             log.warning("%s: transient failure (%s); retrying", rt.service, describe(exc))
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 30.0)
+            await asyncio.sleep(backoff.next())
 
 
 async def _dead_letter(rt: Runtime, incoming: Incoming, exc: Exception) -> None:
@@ -77,22 +79,23 @@ async def _dead_letter(rt: Runtime, incoming: Incoming, exc: Exception) -> None:
         payload=incoming.value,
         run_ids=incoming.run_ids,
         scope_key=incoming.scope_key,
-        now=datetime.now(UTC),
+        now=rt.clock.now(),
     )
     log.warning(
         "%s: dead-lettered %s[%d]@%d (runs %s): %s",
         rt.service, incoming.topic, incoming.partition, incoming.offset,
         incoming.run_ids, record.error,
     )  # fmt: skip
-    emits = [Emit(TopicKind.dlq, incoming.key or "", record)] if rt.ks.kafka_dlq_enabled else []
+    emits = [Emit(ChannelKind.dlq, incoming.key or "", record)] if rt.ks.dlq_enabled else []
     if status is not None:
-        emits.append(Emit(TopicKind.status, status.scope_key, status))
-        metrics.RUNS.labels(status="failed").inc(len(status.run_ids))
+        emits.append(Emit(ChannelKind.status, status.scope_key, status))
+        metrics.RUNS.labels(status=RunState.failed.value).inc(len(status.run_ids))
     kmetrics.DLQ_RECORDS.labels(service=rt.service, reason=record.reason).inc()
+    backoff = Backoff(rt.ks.transient_backoff_seconds)
     while True:
         try:
             await rt.emit(emits)
             return
         except Exception as send_exc:  # the broker is down: the record must not be skipped
-            log.warning("%s: DLQ publish failed (%s); retrying", rt.service, send_exc)
-            await asyncio.sleep(rt.ks.kafka_transient_backoff_seconds)
+            log.warning("%s: DLQ publish failed (%s); retrying", rt.service, describe(send_exc))
+            await asyncio.sleep(backoff.next())

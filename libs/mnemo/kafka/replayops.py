@@ -15,9 +15,9 @@ from pydantic import ValidationError
 
 from mnemo.events.codec import decode, encode
 from mnemo.events.raw import RawEvent, derived_run_id, replay_run_id
+from mnemo.kafka.channels import channel_names
 from mnemo.kafka.reader import producer, read_topic
-from mnemo.kafka.settings import KafkaSettings
-from mnemo.kafka.topics import topic_names
+from mnemo.settings import KafkaSettings
 
 
 async def replay_group(
@@ -26,11 +26,11 @@ async def replay_group(
     """Publish the group's retained adds for `into`; returns the new run ids in log order."""
     if group == into:
         raise ValueError("replay into a different group (a fresh one for the changed pipeline)")
-    topic = topic_names(ks).raw
-    p = await producer(ks.kafka_bootstrap_servers)
+    topic = channel_names(ks).raw
+    p = await producer(ks.bootstrap_servers)
     run_ids: list[str] = []
     try:
-        async for stored in read_topic(ks.kafka_bootstrap_servers, topic):
+        async for stored in read_topic(ks.bootstrap_servers, topic):
             try:
                 event = decode(RawEvent, stored.value)
             except (ValidationError, ValueError):

@@ -1,4 +1,4 @@
-"""What a stage service holds: its topics, its lazily opened dependencies, and `emit`."""
+"""What a stage service holds: its channels, its lazily opened dependencies, and `emit`."""
 
 from __future__ import annotations
 
@@ -9,30 +9,35 @@ from typing import Any
 import faust
 
 from mnemo import metrics
-from mnemo.clock import SystemClock
-from mnemo.engine.groups import GroupCache
+from mnemo.clock import Clock, SystemClock
+from mnemo.core.connect import open_deps
+from mnemo.core.groups import GroupCache
+from mnemo.events.channels import ChannelKind
 from mnemo.events.codec import encode
-from mnemo.events.topics import TopicKind
-from mnemo.kafka.settings import KafkaSettings
-from mnemo.kafka.topics import topic_names, wanted
+from mnemo.kafka.channels import channel_names, wanted
 from mnemo.settings import Settings
 from mnemo.stages.routing import Emit
 from mnemo.steps.base import Deps
-from mnemo.store.database import Database, connect
+from mnemo.store.database import Database
 
 log = logging.getLogger(__name__)
+DATABASE_WAIT_SECONDS = 30  # services may start together with a database being migrated
 
 
 class Runtime:
     """One per service process. Dependencies open on first use (inside the running loop)."""
 
-    def __init__(self, service: str, ks: KafkaSettings, app: faust.App) -> None:
+    def __init__(
+        self, service: str, settings: Settings, app: faust.App, clock: Clock | None = None
+    ) -> None:
         self.service = service
-        self.ks = ks
+        self.clock = clock or SystemClock()
+        self.settings = settings
+        self.ks = settings.kafka
         self.app = app
-        self.names = topic_names(ks)
-        parts = wanted(ks)
-        self.topics: dict[TopicKind, Any] = {
+        self.names = channel_names(self.ks)
+        parts = wanted(self.ks)
+        self.channels: dict[ChannelKind, Any] = {
             kind: app.topic(
                 self.names.name(kind),
                 key_type=bytes,
@@ -41,7 +46,7 @@ class Runtime:
                 value_serializer="raw",
                 partitions=parts[self.names.name(kind)][0],
             )
-            for kind in TopicKind
+            for kind in ChannelKind
         }
         self._deps: Deps | None = None
         self._groups: GroupCache | None = None
@@ -51,7 +56,13 @@ class Runtime:
     async def deps(self) -> Deps:
         async with self._lock:
             if self._deps is None:
-                self._deps = await self._open(Settings())
+                self._database, self._deps = await open_deps(
+                    self.settings,
+                    pool_size=self.settings.db_pool_size,
+                    clock=self.clock,
+                    connect_attempts=DATABASE_WAIT_SECONDS,
+                )
+                log.info("%s: dependencies open", self.service)
         return self._deps
 
     async def groups(self) -> GroupCache:
@@ -60,43 +71,12 @@ class Runtime:
             self._groups = GroupCache(deps.db, deps.clock)
         return self._groups
 
-    async def _open(self, settings: Settings) -> Deps:
-        from mnemo.embeddings.factory import embedder_from_settings
-        from mnemo.llm.factory import llm_from_settings
-
-        embedder = embedder_from_settings(settings)
-        llm = llm_from_settings(settings, embedder)
-        for attempt in range(30):  # services may start together on a database being migrated
-            try:
-                self._database = await connect(
-                    settings.database_url,
-                    settings.data_dir,
-                    embedder.dim,
-                    settings.db_pool_size,
-                    settings.hnsw_ef_search,
-                )
-                break
-            except Exception as exc:
-                if attempt == 29:
-                    raise
-                log.warning("database not ready (%s); retrying", exc)
-                await asyncio.sleep(1.0)
-        assert self._database is not None
-        log.info("%s: llm=%s embedder=%s", self.service, llm.label, embedder.label)
-        return Deps(
-            db=self._database.engine,
-            llm=llm,
-            embedder=embedder,
-            clock=SystemClock(),
-            settings=settings,
-        )
-
     async def emit(self, emits: list[Emit]) -> None:
         """Publish in order and wait until the broker acknowledged every record."""
         pending = []
         for e in emits:
-            topic = self.topics[e.kind]
-            pending.append(await topic.send(key=e.key.encode(), value=encode(e.record)))
+            channel = self.channels[e.kind]
+            pending.append(await channel.send(key=e.scope_key.encode(), value=encode(e.record)))
             metrics.RECORDS_OUT.labels(stage=e.kind.value).inc()
         if pending:
             await asyncio.gather(*pending)

@@ -1,9 +1,11 @@
 """The LLM provider for any OpenAI-compatible chat-completions server.
 
 Structured output is requested either as a JSON schema (`response_format`) or as one forced
-tool call, then validated with the prompt's pydantic response model. Transient failures (429,
-5xx, timeouts, connection errors, invalid answers) are retried with jittered exponential
-backoff; everything else fails fast. Either way the caller only ever sees `LLMError`.
+tool call, then validated with the prompt's pydantic response model. The client retries 429,
+5xx, timeouts, connection errors and invalid answers itself, a bounded number of times with
+jittered exponential backoff; everything else fails fast. Either way the caller only ever
+sees `LLMError`, which fails the run (`mnemo.core.failures`: an LLM that stays down is not
+a transient pipeline failure).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from mnemo.core.failures import connection_cause, describe
 from mnemo.llm.base import C, LLMError, Prompt, R
 from mnemo.llm.transport import PLACEHOLDER_API_KEY, async_openai
 from mnemo.metrics import LLM_CALLS, LLM_ERRORS, LLM_LATENCY, LLM_TOKENS
@@ -79,7 +82,9 @@ def describe_error(exc: BaseException) -> str:
             text = f"HTTP {exc.status_code}"
         detail = _server_message(exc.body)
         return f"{text}: {_truncate(detail)}" if detail else text
-    refused = _connection_refused(exc)
+    # The aiohttp transport reports a refused connection as a connect *timeout*; the root
+    # cause tells the truth.
+    refused = connection_cause(exc)
     if isinstance(exc, openai.APITimeoutError) and refused is None:
         return "request timed out"
     if isinstance(exc, openai.APIConnectionError):
@@ -89,18 +94,7 @@ def describe_error(exc: BaseException) -> str:
         )
     if isinstance(exc, InvalidOutputError):
         return f"invalid output: {_truncate(str(exc))}"
-    return _truncate(f"{type(exc).__name__}: {exc}")
-
-
-def _connection_refused(exc: BaseException) -> BaseException | None:
-    """The OSError under an openai error, if any. The aiohttp transport reports a refused
-    connection as a connect *timeout*; the root cause tells the truth."""
-    cause = exc.__cause__ or exc.__context__
-    while cause is not None:
-        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
-            return cause
-        cause = cause.__cause__ or cause.__context__
-    return None
+    return describe(exc, _MAX_DETAIL_CHARS)
 
 
 def retry_wait(scale: float = 1.0) -> wait_exponential_jitter:

@@ -4,23 +4,30 @@ State is a JSON-able `BufferState` that the buffer service keeps in a changelog-
 A flush is first recorded as `pending` in the state, and cleared only once the flushed batch
 is acknowledged downstream, so a crash between the two re-emits the same batch (its id is
 derived from the runs it holds) instead of losing or re-batching it. Run ids already taken
-are remembered, so a redelivered record is not buffered twice.
+are remembered, so a redelivered record is not buffered twice. The trigger and batch rules
+are the core's (`mnemo.core.buffering`), shared with the embedded transport.
+
+The service applies the transitions in this order: deliver a pending flush left by a crash
+(`pending_emits`, then `acknowledged`) before anything else, `arrive` (publish its status
+events), save, and deliver the flush `arrive` may have recorded; on a tick, `tick`.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from mnemo.core.buffering import Held, flush_batch, flush_reason, items_of
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.memory import Candidate
+from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep
+from mnemo.events.channels import ChannelKind
 from mnemo.events.stage import StageEvent
+from mnemo.events.status import RunStatusEvent
 from mnemo.stages.routing import Emit, forward
-from mnemo.steps.base import Batch
-from mnemo.steps.buffer import Buffered, flush_reason
 
 SEEN_LIMIT = 1000
 
@@ -47,6 +54,14 @@ class BufferState(BaseModel):
 
 def buffer_key(group: str, step_id: str, scope_key: str) -> str:
     return f"{group}|{step_id}|{scope_key}"
+
+
+def batch_buffer(group: GroupConfig, step_id: str) -> BufferStep:
+    """The batch buffer step `step_id` of the group's pipeline (TypeError for another step)."""
+    step = group.pipeline.step(step_id)
+    if not isinstance(step, BufferStep) or step.mode != "batch":
+        raise TypeError(f"step '{step.id}' is not a batch buffer")
+    return step
 
 
 def take(
@@ -78,39 +93,77 @@ def take(
 
 
 def due(state: BufferState, step: BufferStep, now: datetime) -> str | None:
-    """The trigger that fires now (the embedded engine's `flush_reason`), or None."""
+    """The trigger that fires now, or None."""
     assert step.triggers is not None
-    held = [Buffered(item.added_at, c.topic) for item in state.items for c in item.candidates] + [
-        Buffered(item.added_at, None) for item in state.items if not item.candidates
-    ]
-    return flush_reason(step.triggers, held, now)
+    return flush_reason(step.triggers, items_of(_held(state)), now)
 
 
 def flush(state: BufferState, group: GroupConfig, step: BufferStep) -> BufferState:
     """Empty the buffer into one batch for the next step, recorded as `pending`."""
-    run_ids = list(dict.fromkeys(i.run_id for i in state.items))
+    held = _held(state)
+    run_ids = list(dict.fromkeys(h.run_id for h in held))
     digest = hashlib.sha256(
         f"{buffer_key(state.group, state.step_id, state.scope_key)}|{','.join(run_ids)}".encode()
     ).hexdigest()[:32]
-    first = state.items[0]
-    batch = Batch(
-        batch_id=f"flush-{digest}",
-        project=state.project,
-        group=state.group,
-        scope_key=state.scope_key,
-        run_ids=run_ids,
-        user_id=first.user_id,
-        properties=first.properties,
-        candidates=[c for item in state.items for c in item.candidates],
-    )
+    batch = flush_batch(f"flush-{digest}", state.project, state.group, state.scope_key, held)
     started = {i.run_id: i.started_at for i in state.items if i.started_at is not None}
-    following = group.pipeline.following(step)
-    emits = forward(following, batch, started)
+    emits = forward(group.pipeline.following(step), batch, started)
     assert emits, f"buffer '{step.id}' has no next step"
     pending = emits[0].record
     assert isinstance(pending, StageEvent)
     seen = [*state.seen, *run_ids][-SEEN_LIMIT:]
     return state.model_copy(update={"items": [], "seen": seen, "pending": pending})
+
+
+def _held(state: BufferState) -> list[Held]:
+    return [Held(i.run_id, i.added_at, i.user_id, i.properties, i.candidates) for i in state.items]
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """What an arriving record did: the state to save, and the run-status events (the
+    runs that are new to the buffer are `in_buffer`) to publish before saving it."""
+
+    state: BufferState
+    fresh: list[str]
+    emits: list[Emit]
+
+
+def arrive(
+    state: BufferState | None,
+    event: StageEvent,
+    group: GroupConfig,
+    step: BufferStep,
+    partition: int,
+    now: datetime,
+    service: str,
+) -> Arrival:
+    """Take the event's runs into the buffer and flush it (as `pending`) if a trigger fires.
+    `state` must have no pending flush: deliver that first."""
+    assert state is None or state.pending is None, "deliver the pending flush first"
+    known = (set(state.seen) | {i.run_id for i in state.items}) if state else set()
+    fresh = [r for r in event.batch.run_ids if r not in known]
+    state = take(state, event, partition, now)
+    emits = []
+    if fresh:
+        status = RunStatusEvent(
+            run_ids=fresh,
+            status=RunState.in_buffer,
+            scope_key=event.scope_key,
+            at=now,
+            service=service,
+        )
+        emits.append(Emit(ChannelKind.status, event.scope_key, status))
+    if due(state, step, now) is not None:
+        state = flush(state, group, step)
+    return Arrival(state, fresh, emits)
+
+
+def tick(state: BufferState, group: GroupConfig, step: BufferStep, now: datetime) -> BufferState:
+    """A time trigger check: flush (as `pending`) if one fires and no flush is pending."""
+    if state.pending is None and due(state, step, now) is not None:
+        return flush(state, group, step)
+    return state
 
 
 def pending_emits(state: BufferState, group: GroupConfig) -> list[Emit]:

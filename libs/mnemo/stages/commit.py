@@ -6,16 +6,16 @@ import time
 from dataclasses import dataclass, field
 
 from mnemo import metrics
+from mnemo.core.dispatch import run_chain
+from mnemo.core.groups import GroupCache
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import CommitStep, Step
-from mnemo.engine.groups import GroupCache
+from mnemo.events.channels import ChannelKind
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
-from mnemo.events.topics import TopicKind
 from mnemo.stages.routing import COMMITTER_LEAD_KINDS, Emit, forward
 from mnemo.steps.base import Deps
 from mnemo.steps.commit import commit
-from mnemo.steps.dispatch import run_chain
 
 
 @dataclass
@@ -53,6 +53,6 @@ async def commit_stage(
         at=now,
         service=service,
     )
-    emits = [Emit(TopicKind.status, batch.scope_key, status)]
+    emits = [Emit(ChannelKind.status, batch.scope_key, status)]
     emits += forward(group.pipeline.following(step), batch, event.run_started)
     return CommitOutcome(applied=True, emits=emits)

@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, MutableMapping
-from datetime import datetime
+from collections.abc import MutableMapping
 from typing import Any
 
+from mnemo.core.admission import check_add
+from mnemo.core.buffering import WindowEntry, slide
+from mnemo.core.dispatch import run_chain
+from mnemo.core.failures import describe
+from mnemo.core.groups import GroupCache
+from mnemo.core.records import RunRecord
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import BufferStep, Step
 from mnemo.domain.requests import AddRequest
-from mnemo.domain.scope import normalize_user_id, scope_key
-from mnemo.engine.admission import check_add
-from mnemo.engine.groups import GroupCache
 from mnemo.events.raw import RawEvent
-from mnemo.stages import runrows
 from mnemo.stages.routing import EXTRACTOR_KINDS, Emit, forward
 from mnemo.steps.base import Batch, Deps
-from mnemo.steps.dispatch import run_chain
 from mnemo.store import runs
 
 log = logging.getLogger(__name__)
+# Sliding windows by "{group}|{step id}|{scope key}": [{"run_id", "units"}, ...].
 Windows = MutableMapping[str, list[dict[str, Any]]]
 
 
@@ -37,109 +38,85 @@ async def extract_stage(
     admitted = await admit(deps, groups, event, run_id)
     if admitted is None:
         return []
-    group, row = admitted
+    group, run = admitted
     batch = Batch(
         batch_id=run_id,
-        project=row["project"],
-        group=row["group"],
-        scope_key=row["scope_key"],
+        project=run.project,
+        group=run.group,
+        scope_key=run.scope_key,
         run_ids=[run_id],
-        user_id=row["user_id"],
-        properties=row["properties"],
+        user_id=run.user_id,
+        properties=run.properties,
         inputs=[event.input],
     )
-    step: Step | None = group.pipeline.step(row["starting_step_id"])
+    step: Step | None = group.pipeline.step(run.starting_step_id)
     while isinstance(step, BufferStep) and step.mode == "sliding_window":
         key = f"{batch.group}|{step.id}|{batch.scope_key}"
         units = [u for raw in batch.inputs for u in raw.text_units()]
-        batch.window = slide(windows, key, run_id, units, step.window)
+        window, batch.window = slide(_entries(windows.get(key)), run_id, units, step.window)
+        windows[key] = [{"run_id": e.run_id, "units": list(e.units)} for e in window]
         step = group.pipeline.following(step)
     step = await run_chain(deps, group, step, batch, EXTRACTOR_KINDS)
-    return forward(step, batch, {run_id: row["created_at"]})
+    return forward(step, batch, {run_id: run.created_at})
 
 
-def slide(windows: Windows, key: str, run_id: str, units: list[str], size: int) -> list[str]:
-    """Keep the scope's last `size` inputs; return the earlier ones' units as context."""
-    earlier = [e for e in windows.get(key) or [] if e["run_id"] != run_id]
-    windows[key] = [*earlier, {"run_id": run_id, "units": units}][-size:]
-    return [u for entry in earlier for u in entry["units"]]
+def _entries(stored: list[dict[str, Any]] | None) -> list[WindowEntry]:
+    return [WindowEntry(e["run_id"], e["units"]) for e in stored or []]
 
 
 async def admit(
     deps: Deps, groups: GroupCache, event: RawEvent, run_id: str
-) -> tuple[GroupConfig, Mapping[str, Any]] | None:
-    """The group and run row of a raw add; the row is created if an outside producer sent it."""
+) -> tuple[GroupConfig, RunRecord] | None:
+    """The group and run of a raw add; the run's row is created if an outside producer
+    sent it (failed, with the reason, if the add is refused)."""
     async with deps.db.connect() as conn:
         existing = await runs.raw(conn, run_id)
     if existing is not None:
         if existing["status"] == RunState.completed.value:
             return None
-        return await groups.get(existing["project"], existing["group"]), existing
+        run = RunRecord.from_row(existing)
+        return await groups.get(run.project, run.group), run
     if event.origin == "gateway":
         log.warning("run %s was refused by the gateway (no row); dropping its record", run_id)
         return None
-    now = deps.clock.now()
+    group: GroupConfig | None = None
     try:
         group = await groups.get(event.project, event.group)
-        request = AddRequest(
-            input=event.input,
-            user_id=event.user_id,
-            group=event.group,
-            properties=event.properties or None,
-            root=event.root,
-        )
-        check_add(group, request)
+        check_add(group, _request(event))
     except Exception as exc:
         async with deps.db.begin() as tx:
-            await runrows.ensure(tx, failed_row(event, run_id, now, exc))
+            await runs.ensure(tx, _record(event, run_id, group, deps, describe(exc)).to_row())
         raise
-    row = run_row(event, run_id, group, now)
+    run = _record(event, run_id, group, deps)
     async with deps.db.begin() as tx:
-        await runrows.ensure(tx, row)
-    return group, row
+        await runs.ensure(tx, run.to_row())
+    return group, run
 
 
-def run_row(event: RawEvent, run_id: str, group: GroupConfig, now: datetime) -> dict[str, Any]:
-    """The runs row an add through the gateway would have had."""
-    entry = group.pipeline.entry_for(event.input.input_type, event.root)
-    user_id = normalize_user_id(event.user_id)
-    return {
-        "run_id": run_id,
-        "project": event.project,
-        "group": group.name,
-        "input_type": event.input.input_type,
-        "starting_step": group.pipeline.index_of(entry.id),
-        "starting_step_id": entry.id,
-        "user_id": user_id,
-        "properties": event.properties,
-        "scope_key": scope_key(
-            event.project, group.name, user_id, event.properties, group.scope_property_keys
-        ),
-        "status": RunState.running.value,
-        "raw_input": event.input.model_dump(mode="json", exclude_none=True),
-        "committed_operations": None,
-        "error": None,
-        "created_at": event.created_at or now,
-        "updated_at": now,
-    }
+def _request(event: RawEvent) -> AddRequest:
+    return AddRequest(
+        input=event.input,
+        user_id=event.user_id,
+        group=event.group,
+        properties=event.properties or None,
+        root=event.root,
+    )
 
 
-def failed_row(event: RawEvent, run_id: str, now: datetime, exc: Exception) -> dict[str, Any]:
-    """The row of an outside add the pipeline refused, so its run reports why."""
-    return {
-        "run_id": run_id,
-        "project": event.project,
-        "group": event.group,
-        "input_type": event.input.input_type,
-        "starting_step": 0,
-        "starting_step_id": event.root or "",
-        "user_id": normalize_user_id(event.user_id),
-        "properties": event.properties,
-        "scope_key": event.key_for(event.properties),
-        "status": RunState.failed.value,
-        "raw_input": event.input.model_dump(mode="json", exclude_none=True),
-        "committed_operations": None,
-        "error": f"{exc.__class__.__name__}: {exc}"[:2000],
-        "created_at": event.created_at or now,
-        "updated_at": now,
-    }
+def _record(
+    event: RawEvent, run_id: str, group: GroupConfig | None, deps: Deps, error: str | None = None
+) -> RunRecord:
+    """The run an add through the gateway would have had (refused: failed with `error`)."""
+    return RunRecord.new(
+        run_id=run_id,
+        project=event.project,
+        group=group.name if group is not None else event.group,
+        config=group,
+        input=event.input,
+        user_id=event.user_id,
+        properties=event.properties,
+        root=event.root,
+        now=deps.clock.now(),
+        created_at=event.created_at,
+        error=error,
+    )

@@ -1,4 +1,4 @@
-"""Routing by pipeline: the kind of the step that runs next decides the topic."""
+"""Routing by pipeline: the kind of the step that runs next decides the channel."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from mnemo.domain.pipeline import BufferStep, Step
+from mnemo.events.channels import ChannelKind
 from mnemo.events.stage import StageEvent
-from mnemo.events.topics import TopicKind
 from mnemo.steps.base import Batch
 
 # Which step kinds each stage service executes itself.
@@ -22,10 +22,10 @@ COMMITTER_LEAD_KINDS = frozenset({"transform_with_context", "transform"})
 
 @dataclass(frozen=True)
 class Emit:
-    """One record to publish: its topic kind, its key (a scope key) and its value."""
+    """One record to publish: its channel, its key (a scope key) and its value."""
 
-    kind: TopicKind
-    key: str
+    kind: ChannelKind
+    scope_key: str
     record: BaseModel
 
 
@@ -33,18 +33,18 @@ class UnroutableStep(ValueError):
     """A step that no stage service can receive from another stage."""
 
 
-def topic_for(step: Step) -> TopicKind:
-    """The topic whose consumer executes `step`."""
+def channel_for(step: Step) -> ChannelKind:
+    """The channel whose consumer executes `step`."""
     if isinstance(step, BufferStep):
         if step.mode == "sliding_window":
             raise UnroutableStep(
                 f"sliding-window buffer '{step.id}' must be an entry step (the extractor runs it)"
             )
-        return TopicKind.extracted
+        return ChannelKind.extracted
     if step.kind in TRANSFORMER_KINDS:
-        return TopicKind.batches
+        return ChannelKind.batches
     if step.kind in ("commit", "transform_with_context"):
-        return TopicKind.drafts
+        return ChannelKind.drafts
     raise UnroutableStep(f"step '{step.id}' ({step.kind}) can only start a run")
 
 
@@ -53,4 +53,4 @@ def forward(step: Step | None, batch: Batch, run_started: dict[str, datetime]) -
     if step is None:
         return []
     event = StageEvent(step_id=step.id, batch=batch, run_started=run_started)
-    return [Emit(topic_for(step), batch.scope_key, event)]
+    return [Emit(channel_for(step), batch.scope_key, event)]

@@ -8,7 +8,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.domain.memory import RunState
 from mnemo.events.status import RunStatusEvent
-from mnemo.stages import runrows
 from mnemo.store import runs
 
 
@@ -17,7 +16,7 @@ async def apply_status(db: AsyncEngine, event: RunStatusEvent, now: datetime) ->
     `in_buffer`, and `running` (a DLQ replay) only reopens runs that failed."""
     async with db.begin() as tx:
         if event.status == RunState.running:
-            await runrows.reopen_failed(tx, event.run_ids, now)
+            await runs.reopen_failed(tx, event.run_ids, now)
         elif event.status in (RunState.in_buffer, RunState.failed):
             await runs.set_status(tx, event.run_ids, event.status, now, error=event.error)
         # completed was written in the commit transaction itself

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from mnemo.engine.groups import GroupCache
+from mnemo.core.dispatch import run_chain
+from mnemo.core.groups import GroupCache
 from mnemo.events.stage import StageEvent
 from mnemo.stages.routing import TRANSFORMER_KINDS, Emit, forward
 from mnemo.steps.base import Deps
-from mnemo.steps.dispatch import run_chain
 
 
 async def transform_stage(deps: Deps, groups: GroupCache, event: StageEvent) -> list[Emit]:

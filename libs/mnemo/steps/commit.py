@@ -6,6 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
 from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import CommitStep
 from mnemo.steps.base import Batch, Deps
 from mnemo.store import commits, runs
@@ -26,7 +27,7 @@ async def commit(
     )
     if ops is not None:
         completed = await runs.record_commit(tx, ops.by_run, batch.run_ids, now)
-        metrics.RUNS.labels(status="completed").inc(len(completed))
+        metrics.RUNS.labels(status=RunState.completed.value).inc(len(completed))
         for created_at in completed:
             metrics.RUN_LATENCY.observe(max(0.0, (now - created_at).total_seconds()))
     return ops

@@ -17,7 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.memory import Candidate
+from mnemo.domain.memory import Candidate, MemoryStatus
 from mnemo.domain.scope import bounded_memory_id, topic_scope
 from mnemo.store.schema import applied_batches, drafts, memories, memory_versions
 
@@ -139,12 +139,12 @@ async def _apply_one(
         if current is not None and c.op != "create":
             _same_scope_or_raise(current._mapping, topic.name, scope, group)
     if c.op == "delete":
-        if current is not None and current.status == "active":
+        if current is not None and current.status == MemoryStatus.active:
             await _keep_version(conn, current._mapping, "deleted", c.run_id, now)
             await conn.execute(
                 update(memories)
                 .where(memories.c.id == memory_id)
-                .values(status="archived", updated_at=now, version=current.version + 1)
+                .values(status=MemoryStatus.archived, updated_at=now, version=current.version + 1)
             )
             ops.add(c.run_id, "deleted", current.id)
         return
@@ -161,7 +161,7 @@ async def _apply_one(
                 properties=c.properties,
                 content=c.content,
                 embedding=vector,
-                status="active",
+                status=MemoryStatus.active,
                 version=1,
                 run_ids=[c.run_id],
                 created_at=now,
@@ -170,7 +170,7 @@ async def _apply_one(
         )
         ops.add(c.run_id, "created", new_id)
         return
-    if current.content == c.content and current.status == "active":
+    if current.content == c.content and current.status == MemoryStatus.active:
         return  # nothing changed: no new version, no operation
     await _keep_version(conn, current._mapping, "updated", c.run_id, now)
     await conn.execute(
@@ -179,7 +179,7 @@ async def _apply_one(
         .values(
             content=c.content,
             embedding=vector,
-            status="active",
+            status=MemoryStatus.active,
             version=current.version + 1,
             updated_at=now,
             run_ids=[*current.run_ids, c.run_id][-50:],

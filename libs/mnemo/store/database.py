@@ -20,12 +20,12 @@ EMBEDDED_MAX_CONNECTIONS = 400
 
 @dataclass
 class Database:
-    engine: AsyncEngine
+    db: AsyncEngine
     url: str
     embedded: Any | None = None  # the pgserver handle, kept alive while we run
 
     async def close(self) -> None:
-        await self.engine.dispose()
+        await self.db.dispose()
         if self.embedded is not None:  # stops Postgres once no other process uses it
             await asyncio.to_thread(self.embedded.cleanup)
 
@@ -84,7 +84,7 @@ async def connect(
         log.info("embedded postgres ready in %s", data_dir / "pg")
     assert database_url is not None
     await asyncio.to_thread(migrate, database_url, embedding_dim)
-    engine = create_async_engine(
+    db = create_async_engine(
         _async_url(database_url),
         pool_size=pool_size,
         max_overflow=pool_size,
@@ -93,14 +93,14 @@ async def connect(
         # Every session, so reconciliation's lookups get the same recall as searches.
         connect_args={"options": f"-c hnsw.ef_search={int(hnsw_ef_search)}"},
     )
-    async with engine.connect() as conn:
+    async with db.connect() as conn:
         stored = (
             await conn.execute(text("SELECT value FROM settings_meta WHERE key = 'embedding_dim'"))
         ).scalar_one()
     if int(stored) != embedding_dim:
-        await engine.dispose()
+        await db.dispose()
         raise RuntimeError(
             f"the database stores {stored}-dimensional embeddings but the configured embedder "
             f"makes {embedding_dim}; use the same embedder or a fresh database"
         )
-    return Database(engine=engine, url=database_url, embedded=embedded)
+    return Database(db=db, url=database_url, embedded=embedded)

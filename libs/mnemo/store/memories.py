@@ -8,7 +8,7 @@ from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.memory import Memory, MemoryVersion
+from mnemo.domain.memory import Memory, MemoryStatus, MemoryVersion
 from mnemo.domain.search import MemoryQuery
 from mnemo.store.commits import _keep_version
 from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
@@ -24,7 +24,7 @@ async def get(
         await conn.execute(
             select(*MEMORY_COLUMNS).where(
                 memories.c.id == memory_id,
-                memories.c.status == "active",
+                memories.c.status == MemoryStatus.active,
                 memory_owner_filter(project, group, user_id),
             )
         )
@@ -64,7 +64,7 @@ async def archive(
             select(memories)
             .where(
                 memories.c.id == memory_id,
-                memories.c.status == "active",
+                memories.c.status == MemoryStatus.active,
                 memory_owner_filter(project, group, user_id),
             )
             .with_for_update()
@@ -76,7 +76,7 @@ async def archive(
     await conn.execute(
         update(memories)
         .where(memories.c.id == memory_id)
-        .values(status="archived", version=row.version + 1, updated_at=now)
+        .values(status=MemoryStatus.archived, version=row.version + 1, updated_at=now)
     )
     return True
 

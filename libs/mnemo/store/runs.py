@@ -6,13 +6,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.memory import CommittedOperation, CommittedOperations, Run, RunState
 from mnemo.store.schema import runs
 
 _OPEN = (RunState.running.value, RunState.in_buffer.value)
+RETRY_NOTE = "[retry not started: "
 
 
 async def create(conn: AsyncConnection, rows: Sequence[Mapping[Any, Any]]) -> None:
@@ -48,11 +50,73 @@ async def set_status(
     )
 
 
-async def reopen(conn: AsyncConnection, run_id: str, now: datetime) -> None:
+async def ensure(conn: AsyncConnection, row: Mapping[str, Any]) -> bool:
+    """Insert the run row unless it exists (an outside producer's run seen again).
+    Returns whether it was inserted."""
+    result = await conn.execute(
+        pg_insert(runs).values(**row).on_conflict_do_nothing().returning(runs.c.run_id)
+    )
+    return result.first() is not None
+
+
+async def reopen_failed(conn: AsyncConnection, run_ids: Iterable[str], now: datetime) -> None:
+    """Move failed runs back to running (a DLQ replay); other runs keep their status."""
     await conn.execute(
         update(runs)
-        .where(runs.c.run_id == run_id)
+        .where(runs.c.run_id.in_(list(run_ids)), runs.c.status == RunState.failed.value)
         .values(status=RunState.running.value, error=None, updated_at=now)
+    )
+
+
+_CLAIM_FAILED = text("""
+    UPDATE runs AS r SET status = :running, error = NULL, updated_at = :now
+    FROM runs AS before
+    WHERE r.run_id = :run_id AND r.project = :project AND r.status = :failed
+      AND before.run_id = r.run_id
+    RETURNING r.*, before.error AS previous_error
+""")
+
+
+async def claim_failed(
+    conn: AsyncConnection, project: str, run_id: str, now: datetime
+) -> tuple[Mapping[Any, Any], str | None] | None:
+    """Reopen a failed run for a retry: (its row, the error it had), or None when it is not
+    failed (or not there). The row lock makes concurrent claims of one run exclusive."""
+    row = (
+        await conn.execute(
+            _CLAIM_FAILED,
+            {
+                "run_id": run_id,
+                "project": project,
+                "now": now,
+                "running": RunState.running.value,
+                "failed": RunState.failed.value,
+            },
+        )
+    ).first()
+    if row is None:
+        return None
+    m = row._mapping
+    return {k: v for k, v in m.items() if k != "previous_error"}, m["previous_error"]
+
+
+async def fail_retry(
+    conn: AsyncConnection,
+    run_id: str,
+    claimed: bool,
+    previous_error: str | None,
+    note: str,
+    now: datetime,
+) -> None:
+    """A retry that could not be handed to the pipeline: the run is failed again with its
+    original error plus a note. `claimed`: the claim committed (the run is `running` now)."""
+    kept = (previous_error or "").split(RETRY_NOTE)[0].rstrip()
+    error = f"{kept}\n{RETRY_NOTE}{note}]" if kept else f"{RETRY_NOTE}{note}]"
+    expected = RunState.running if claimed else RunState.failed
+    await conn.execute(
+        update(runs)
+        .where(runs.c.run_id == run_id, runs.c.status == expected.value)
+        .values(status=RunState.failed.value, error=error, updated_at=now)
     )
 
 

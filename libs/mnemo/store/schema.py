@@ -1,4 +1,5 @@
-"""Table definitions used to build queries. Alembic migrations own the DDL."""
+"""Table and index definitions used to build queries. Alembic migrations own the DDL; a test
+(tests/integration/test_schema.py) checks that they build exactly this schema."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     Column,
+    Computed,
     DateTime,
+    Index,
     Integer,
     MetaData,
     String,
@@ -16,6 +19,14 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
 metadata = MetaData()
+
+# Written once by the first migration: settings the stored data depends on.
+settings_meta = Table(
+    "settings_meta",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("value", String, nullable=False),
+)
 
 api_keys = Table(
     "api_keys",
@@ -57,16 +68,18 @@ runs = Table(
     Column("committed_operations", JSONB),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index("runs_project_user", "project", "user_id"),
 )
 
 bus_records = Table(
     "bus_records",
     metadata,
     Column("id", BigInteger, primary_key=True, autoincrement=True),
-    Column("topic", String, nullable=False),
-    Column("key", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("scope_key", String, nullable=False),
     Column("payload", JSONB, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("bus_records_scope_id", "scope_key", "id"),
 )
 
 buffer_items = Table(
@@ -80,6 +93,7 @@ buffer_items = Table(
     Column("run_id", String, nullable=False),
     Column("payload", JSONB, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("buffer_items_scope", "project", "group", "step_id", "scope_key", "id"),
 )
 
 drafts = Table(
@@ -92,6 +106,8 @@ drafts = Table(
     Column("run_id", String, nullable=False),
     Column("candidate", JSONB, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("drafts_batch", "batch_id"),
+    Index("drafts_run", "run_id"),
 )
 
 applied_batches = Table(
@@ -112,13 +128,25 @@ memories = Table(
     Column("properties", JSONB, nullable=False),
     Column("content", Text, nullable=False),
     Column("embedding", Vector(), nullable=False),
-    Column("tsv", TSVECTOR),
-    Column("tsv_length", Integer),
+    Column("tsv", TSVECTOR, Computed("to_tsvector('english', content)", persisted=True)),
+    Column(
+        "tsv_length", Integer, Computed("length(to_tsvector('english', content))", persisted=True)
+    ),
     Column("status", String, nullable=False),
     Column("version", Integer, nullable=False),
     Column("run_ids", ARRAY(String), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index("memories_scope", "project", "group", "user_id", "topic", "status"),
+    Index("memories_tsv", "tsv", postgresql_using="gin"),
+    Index(
+        "memories_embedding",
+        "embedding",
+        postgresql_using="hnsw",
+        postgresql_with={"m": 16, "ef_construction": 64},
+        postgresql_ops={"embedding": "vector_cosine_ops"},
+    ),
+    Index("memories_properties", "properties", postgresql_using="gin"),
 )
 
 memory_versions = Table(
@@ -134,4 +162,5 @@ memory_versions = Table(
     Column("valid_to", DateTime(timezone=True), nullable=False),
     Column("change", String, nullable=False),
     Column("run_id", String),
+    Index("memory_versions_memory", "memory_id", "version"),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, and_, false, or_
 
 from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import MemoryStatus
 from mnemo.domain.search import MemoryQuery
 from mnemo.store.schema import memories
 
@@ -55,6 +56,6 @@ def visible_memories(query: MemoryQuery, group: GroupConfig) -> ColumnElement[bo
         return false()
     return and_(
         tenant_filter(query.project, query.group),
-        memories.c.status == "active",
+        memories.c.status == MemoryStatus.active,
         or_(*per_topic),
     )

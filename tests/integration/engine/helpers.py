@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemo.core.engine import Engine
 from mnemo.domain.memory import Memory, Run
 from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
-from mnemo.engine.engine import Engine
 
 
 async def add(engine: Engine, project: str, body: dict[str, Any]) -> Run:

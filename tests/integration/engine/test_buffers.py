@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from mnemo.clock import ManualClock
+from mnemo.core.engine import Engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.engine.ticker import tick
+from mnemo.engine.transport import EmbeddedTransport
 from mnemo.engine.worker import WorkerPool
 from tests.integration.conftest import engine_settings, scripted_client, user_payload
 from tests.integration.engine.helpers import add, listing, says
@@ -50,16 +52,20 @@ class Harness:
     """An engine whose workers and ticker only run when the test says so."""
 
     def __init__(self, engine: Engine, clock: ManualClock) -> None:
-        self.engine = engine
         self.clock = clock
-        self.pool = WorkerPool(engine.runner, engine.bus, 1, 0.01)
+        self.bind(engine)
+
+    def bind(self, engine: Engine) -> None:
+        assert isinstance(engine.transport, EmbeddedTransport)
+        self.engine, self.transport = engine, engine.transport
+        self.pool = WorkerPool(self.transport.runner, self.transport.bus, 1, 0.01)
 
     async def drain(self) -> None:
         while await self.pool.run_once():
             pass
 
     async def tick(self) -> int:
-        flushed = await tick(self.engine.runner)
+        flushed = await tick(self.transport.runner)
         await self.drain()
         return flushed
 
@@ -73,7 +79,7 @@ async def harness(
 ) -> AsyncIterator[Harness]:
     clock = ManualClock(datetime(2026, 3, 1, 23, 0, tzinfo=UTC))
     settings = engine_settings(postgres.new_database(), tmp_path_factory.mktemp("manual"))
-    engine = await Engine.start(
+    engine = await start_engine(
         settings, llm=scripted_client(llm), embedder=HashEmbedder(), clock=clock, run_workers=False
     )
     llm.script(
@@ -159,14 +165,14 @@ async def test_buffer_survives_an_engine_restart(
     await harness.drain()
     settings = harness.engine.settings
     await harness.engine.close()
-    restarted = await Engine.start(
+    restarted = await start_engine(
         settings,
         llm=scripted_client(llm),
         embedder=HashEmbedder(),
         clock=harness.clock,
         run_workers=False,
     )
-    harness.engine, harness.pool = restarted, WorkerPool(restarted.runner, restarted.bus, 1, 0.01)
+    harness.bind(restarted)
     await add(restarted, project, {"group": "notes", "user_id": "u", "input": says("two")})
     await harness.drain()
     assert await harness.status(project, first.run_id) == "completed"

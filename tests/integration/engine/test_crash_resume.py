@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from mnemo.core.engine import Engine
 from mnemo.domain.memory import RunState
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from tests.integration.conftest import engine_settings, script_echo_pipeline, scripted_client
 from tests.integration.engine.helpers import add, listing, says
 from tests.support.postgres import EmbeddedPostgres
@@ -65,7 +66,7 @@ async def test_kill_9_loses_nothing_and_commits_nothing_twice(
     script_echo_pipeline(llm)
     llm.delay_seconds = 0.05
     settings = engine_settings(postgres.new_database(), tmp_path)
-    engine = await Engine.start(
+    engine = await start_engine(
         settings, llm=scripted_client(llm), embedder=HashEmbedder(), run_workers=False
     )
     try:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mnemo.engine.engine import Engine
+from mnemo.core.engine import Engine
 from tests.integration.conftest import user_payload
 from tests.integration.engine.helpers import add, add_and_wait, chat, facts, listing, says, search
 from tests.support.scripted_llm import ScriptedLLMServer

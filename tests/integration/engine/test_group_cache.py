@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
+from mnemo.core.engine import Engine
+from mnemo.core.groups import GroupCache
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import NotFound
-from mnemo.engine.engine import Engine
-from mnemo.engine.groups import GroupCache
 
 pytestmark = pytest.mark.integration
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 async def test_concurrent_lookups_of_an_expired_group_share_one_query(
     engine: Engine, project: str
 ) -> None:
-    cache = GroupCache(engine.database.engine, engine.deps.clock)
+    cache = GroupCache(engine.database.db, engine.deps.clock)
     loads = 0
     original = cache._load
 

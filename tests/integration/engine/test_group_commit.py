@@ -8,7 +8,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-from mnemo.engine.engine import Engine
+from mnemo.core.engine import Engine
+from mnemo.core.records import RunRecord
 from mnemo.store import runs
 from tests.integration.engine.helpers import add, facts
 
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.integration
 
 async def _transactions_of(engine: Engine, run_ids: list[str]) -> int:
     """How many transactions wrote these runs (rows of one transaction share xmin)."""
-    async with engine.database.engine.connect() as conn:
+    async with engine.database.db.connect() as conn:
         result = await conn.execute(
             text("SELECT count(DISTINCT xmin::text) FROM runs WHERE run_id = ANY(:ids)"),
             {"ids": run_ids},
@@ -63,11 +64,13 @@ async def test_one_failing_add_does_not_refuse_the_adds_it_was_grouped_with(
 ) -> None:
     earlier = await add(engine, project, {"user_id": "x", "input": facts(("UserKnowledge", "x"))})
     await engine.wait_run(project, earlier.run_id, 30)
-    async with engine.database.engine.connect() as conn:
+    async with engine.database.db.connect() as conn:
         duplicate = dict(await runs.raw(conn, earlier.run_id) or {})
 
     outcomes = await asyncio.gather(
-        engine.submitter.submit(duplicate),  # same run_id again: a unique violation
+        engine.transport.submit(
+            RunRecord.from_row(duplicate)
+        ),  # same run_id again: a unique violation
         *(
             add(engine, project, {"user_id": f"y{i}", "input": facts(("UserKnowledge", "y"))})
             for i in range(8)

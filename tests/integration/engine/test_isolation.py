@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from mnemo.core.engine import Engine
 from mnemo.domain.requests import InvalidRequest, NotFound
-from mnemo.engine.engine import Engine
 from tests.integration.engine.helpers import add_and_wait, facts, search
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemo.engine.engine import Engine
+from mnemo.core.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.llm.offline import OfflineLLM
 from mnemo.settings import Settings
 from tests.integration.engine.helpers import add_and_wait, chat, listing, search
@@ -26,7 +27,7 @@ async def offline_engine(
         workers=2,
         bus_poll_seconds=0.05,
     )
-    engine = await Engine.start(settings)  # local embedder, offline LLM: the defaults
+    engine = await start_engine(settings)  # local embedder, offline LLM: the defaults
     assert isinstance(engine.deps.llm, OfflineLLM)
     yield engine
     await engine.close()

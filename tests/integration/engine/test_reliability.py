@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
+from mnemo.core.engine import Engine
 from mnemo.domain.requests import AddRequest, InvalidRequest
-from mnemo.engine.engine import Engine
 from mnemo.store.schema import bus_records, runs
 from tests.integration.conftest import echo_extract
 from tests.integration.engine.helpers import add, add_and_wait, listing, says
@@ -72,7 +72,7 @@ async def test_bad_input_is_refused_and_nothing_is_stored(engine: Engine, projec
     await engine.put_group(project, "chat", {"template": "personalization"})
 
     async def counts() -> tuple[int, int]:
-        async with engine.database.engine.connect() as conn:
+        async with engine.database.db.connect() as conn:
             return (
                 (await conn.execute(select(func.count()).select_from(runs))).scalar_one(),
                 (await conn.execute(select(func.count()).select_from(bus_records))).scalar_one(),

@@ -7,8 +7,8 @@ import math
 import pytest
 from sqlalchemy import ColumnElement, text
 
+from mnemo.core.engine import Engine
 from mnemo.domain.search import MemoryQuery, TopicSelector
-from mnemo.engine.engine import Engine
 from mnemo.store.bm25 import bm25_search
 from mnemo.store.corpus_stats import CorpusStats, CorpusStatsCache
 from mnemo.store.tenancy import visible_memories
@@ -55,7 +55,7 @@ async def test_hybrid_puts_the_match_of_both_lists_first(engine: Engine, corpus:
 async def test_bm25_scores_match_okapi_computed_by_hand(engine: Engine, corpus: str) -> None:
     """One-term query: idf = ln(1 + (N - df + 0.5) / (df + 0.5)); N = the 4 memories of
     the scope below, df = 1; the tf/length part with k1 = 1.2, b = 0.75."""
-    async with engine.database.engine.connect() as conn:
+    async with engine.database.db.connect() as conn:
         rows = await conn.execute(
             text("SELECT content, tsv_length FROM memories WHERE project = :p"), {"p": corpus}
         )
@@ -82,7 +82,7 @@ async def test_large_scopes_cache_their_statistics_and_small_ones_never_do(
     )
     big, small = [await _scope(engine, project, user) for user in ("big", "small")]
 
-    async with engine.database.engine.connect() as conn:
+    async with engine.database.db.connect() as conn:
         assert (await cache.get(conn, big)).documents == 3
         assert (await cache.get(conn, small)).documents == 1
     for user in ("big", "small"):
@@ -90,7 +90,7 @@ async def test_large_scopes_cache_their_statistics_and_small_ones_never_do(
             engine, project, {"user_id": user, "input": facts(("UserKnowledge", "more"))}
         )
 
-    async with engine.database.engine.connect() as conn:
+    async with engine.database.db.connect() as conn:
         assert (await cache.get(conn, big)).documents == 3  # cached: within the TTL
         assert (await cache.get(conn, small)).documents == 2  # below the threshold: exact
         clock[0] = 31.0
@@ -109,7 +109,7 @@ async def test_stale_statistics_never_break_scoring(engine: Engine, corpus: str)
         ),
         group,
     )
-    async with engine.database.engine.connect() as conn:
+    async with engine.database.db.connect() as conn:
         hits = await bm25_search(conn, where, "cat", 10, CorpusStats(documents=0, average_length=0))
     assert hits and all(score >= 0 for _, score in hits)
 
@@ -129,7 +129,7 @@ async def test_every_pooled_session_searches_with_the_configured_ef_search(
 ) -> None:
     """Set per session, not per search: reconciliation's lookups get the same recall."""
     await search(engine, corpus, "cat", "vector", user_id="u", topics=["UserKnowledge"])
-    async with engine.database.engine.connect() as conn:
+    async with engine.database.db.connect() as conn:
         await conn.execute(text("SELECT '[1,2,3]'::vector"))  # pgvector loaded in this session
         shown = (await conn.execute(text("SHOW hnsw.ef_search"))).scalar_one()
     assert int(shown) == engine.settings.hnsw_ef_search == 200

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.engine import Engine
+from mnemo.engine.embedded import start_engine
 from mnemo.engine.processes import spawn_workers
 from tests.integration.conftest import engine_settings, script_echo_pipeline, scripted_client
 from tests.integration.engine.helpers import add, listing, says
@@ -38,7 +38,7 @@ async def test_worker_processes_run_the_pipeline_and_stop_cleanly(
     }.items():
         monkeypatch.setenv(name, value)
     settings = engine_settings(postgres.new_database(), tmp_path, workers=2)
-    engine = await Engine.start(
+    engine = await start_engine(
         settings, llm=scripted_client(llm), embedder=HashEmbedder(), run_workers=False
     )
     workers = spawn_workers(settings, engine.database.url, 2)

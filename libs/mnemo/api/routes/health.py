@@ -23,7 +23,7 @@ async def healthz() -> Health:
 async def readyz(engine: EngineDep) -> Health | Response:
     """The database answers."""
     try:
-        async with engine.database.engine.connect() as conn:
+        async with engine.db.connect() as conn:
             await conn.execute(text("SELECT 1"))
     except Exception as exc:  # any failure means "not ready"
         return problem_response(503, f"database unreachable: {type(exc).__name__}")

@@ -1,7 +1,9 @@
-"""Executing the LLM steps on a batch: the one dispatch both runners use.
+"""Step dispatch: the one way both transports execute a group's pipeline steps.
 
 `run_step` applies extract, transform or transform_with_context to a batch in place;
-`run_chain` runs consecutive steps that one stage handles (Kafka stage services).
+`run_chain` runs consecutive steps of the kinds one worker handles and returns the first
+step it does not (a buffer, a commit, or another service's step); `takes_raw_input` says
+where a run may enter.
 """
 
 from __future__ import annotations
@@ -11,11 +13,20 @@ from collections.abc import Collection
 
 from mnemo import metrics
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.pipeline import ExtractStep, Step, TransformStep, TransformWithContextStep
+from mnemo.domain.pipeline import (
+    BufferStep,
+    ExtractStep,
+    Step,
+    TransformStep,
+    TransformWithContextStep,
+)
 from mnemo.steps.base import Batch, Deps
 from mnemo.steps.extract import extract
 from mnemo.steps.transform import transform
 from mnemo.steps.transform_with_context import transform_with_context
+
+# The steps that only transform a batch in memory (no buffer, no commit).
+LLM_KINDS = frozenset({"extract", "transform", "transform_with_context"})
 
 
 async def run_step(deps: Deps, group: GroupConfig, step: Step, batch: Batch) -> None:
@@ -34,10 +45,18 @@ async def run_step(deps: Deps, group: GroupConfig, step: Step, batch: Batch) -> 
 async def run_chain(
     deps: Deps, group: GroupConfig, step: Step | None, batch: Batch, kinds: Collection[str]
 ) -> Step | None:
-    """Run steps from `step` while their kind is in `kinds`; return the first other step."""
+    """Run steps from `step` while their kind is in `kinds`; return the first other step
+    (None once the pipeline has ended)."""
     while step is not None and step.kind in kinds:
         started = time.perf_counter()
         await run_step(deps, group, step, batch)
         metrics.STEP_LATENCY.labels(step=step.kind).observe(time.perf_counter() - started)
         step = group.pipeline.following(step)
     return step
+
+
+def takes_raw_input(step: Step) -> bool:
+    """Steps that see raw inputs: extraction, and sliding windows that feed it."""
+    return isinstance(step, ExtractStep) or (
+        isinstance(step, BufferStep) and step.mode == "sliding_window"
+    )

@@ -1,4 +1,10 @@
-"""The engine facade: what the gateway, the SDK's embedded client and the CLI call."""
+"""The Engine facade: what the gateway, the SDK's embedded client and the CLI call.
+
+It admits adds and hands their runs to a `RunTransport` (the embedded bus or Kafka), and
+serves runs, memories, groups and keys from the store. It starts no pipeline itself: the
+entry points compose it with a transport (`mnemo.engine.embedded.start_engine`,
+`mnemo.kafka.gateway.start_engine`).
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,17 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from mnemo import metrics
-from mnemo.bus.postgres import PostgresBus
-from mnemo.clock import Clock, SystemClock
+from mnemo.core.admission import check_add, memory_query
+from mnemo.core.failures import describe
+from mnemo.core.groups import GroupCache
+from mnemo.core.records import RunRecord
+from mnemo.core.transport import RunTransport, TransportUnavailable
+from mnemo.core.ttl_cache import TTLCache
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.memory import Memory, MemoryVersion, Run
+from mnemo.domain.memory import Memory, MemoryVersion, Run, RunState
 from mnemo.domain.requests import (
     AddRequest,
     FieldError,
@@ -21,24 +33,15 @@ from mnemo.domain.requests import (
     NotFound,
     SearchRequest,
 )
-from mnemo.domain.scope import normalize_user_id, scope_key
+from mnemo.domain.scope import normalize_user_id
 from mnemo.domain.templates import group_from_document
-from mnemo.embeddings.base import Embedder
-from mnemo.engine.admission import check_add, memory_query
-from mnemo.engine.groups import GroupCache
-from mnemo.engine.runner import PipelineRunner
-from mnemo.engine.submit import PostgresSubmitter, RunSubmitter
-from mnemo.engine.ticker import run_ticker
-from mnemo.engine.ttl_cache import TTLCache
-from mnemo.engine.worker import WorkerPool
-from mnemo.llm.base import LLM
 from mnemo.settings import Settings
 from mnemo.steps.base import Deps
 from mnemo.store import keys, runs
 from mnemo.store import memories as memory_store
 from mnemo.store import search as search_store
 from mnemo.store.corpus_stats import CorpusStatsCache
-from mnemo.store.database import Database, connect
+from mnemo.store.database import Database
 
 log = logging.getLogger(__name__)
 KEY_CACHE_SECONDS = 5.0
@@ -49,88 +52,16 @@ class Engine:
     settings: Settings
     database: Database
     deps: Deps
-    bus: PostgresBus
     groups: GroupCache
-    runner: PipelineRunner
-    submitter: RunSubmitter
-    workers: WorkerPool | None = None
-    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    transport: RunTransport
     corpus_stats: CorpusStatsCache = field(default_factory=CorpusStatsCache)
     _key_cache: TTLCache[str, str | None] = field(
         default_factory=lambda: TTLCache(KEY_CACHE_SECONDS)
     )
-    _ticker: asyncio.Task[None] | None = None
-    _listener: asyncio.Task[None] | None = None
-
-    @classmethod
-    async def start(
-        cls,
-        settings: Settings,
-        *,
-        llm: LLM | None = None,
-        embedder: Embedder | None = None,
-        clock: Clock | None = None,
-        run_workers: bool = True,
-        submitter: RunSubmitter | None = None,
-    ) -> Engine:
-        """Connect (starting embedded Postgres if no URL is set) and, unless told not to,
-        start the pipeline workers. `submitter` replaces the embedded bus (distributed mode)."""
-        if embedder is None:
-            from mnemo.embeddings.factory import embedder_from_settings
-
-            embedder = embedder_from_settings(settings)
-        if llm is None:
-            from mnemo.llm.factory import llm_from_settings
-
-            llm = llm_from_settings(settings, embedder)
-        clock = clock or SystemClock()
-        warm_up = getattr(embedder, "warm_up", None)
-        if warm_up is not None:  # load a local model now, not inside the first request
-            await warm_up()
-        database = await connect(
-            settings.database_url,
-            settings.data_dir,
-            embedder.dim,
-            settings.db_pool_size + settings.workers,
-            settings.hnsw_ef_search,
-        )
-        deps = Deps(db=database.engine, llm=llm, embedder=embedder, clock=clock, settings=settings)
-        bus = PostgresBus()
-        groups = GroupCache(database.engine, clock)
-        runner = PipelineRunner(deps, bus, groups)
-        engine = cls(
-            settings=settings,
-            database=database,
-            deps=deps,
-            bus=bus,
-            groups=groups,
-            runner=runner,
-            submitter=submitter or PostgresSubmitter(database.engine, bus),
-        )
-        log.info("mnemo engine: llm=%s embedder=%s", llm.label, embedder.label)
-        if run_workers:
-            engine.start_workers()
-        return engine
-
-    def start_workers(self) -> None:
-        self.workers = WorkerPool(
-            self.runner, self.bus, self.settings.workers, self.settings.bus_poll_seconds
-        )
-        self.workers.start()
-        self._ticker = asyncio.create_task(
-            run_ticker(self.runner, self.settings.buffer_tick_seconds, self._stop)
-        )
-        self._listener = asyncio.create_task(self.bus.listen(self.database.url))
 
     async def close(self) -> None:
-        self._stop.set()
-        if self.workers:
-            await self.workers.stop()
-        if self._ticker:
-            await self._ticker
-        if self._listener:
-            self._listener.cancel()
-            await asyncio.gather(self._listener, return_exceptions=True)
+        """Stop the transport's background work, then the providers and the database."""
+        await self.transport.stop()
         await self.deps.aclose()
         await self.database.close()
 
@@ -158,36 +89,24 @@ class Engine:
         started = time.perf_counter()
         group = await self._group_for_request(project, request.group)
         check_add(group, request)
-        user_id = normalize_user_id(request.user_id)
-        properties = request.properties or {}
-        entry = group.pipeline.entry_for(request.input.input_type, request.root)
-        now = self.deps.clock.now()
-        run_id = str(uuid.uuid4())
-        key = scope_key(project, group.name, user_id, properties, group.scope_property_keys)
-        row = {
-            "run_id": run_id,
-            "project": project,
-            "group": group.name,
-            "input_type": request.input.input_type,
-            "starting_step": group.pipeline.index_of(entry.id),
-            "starting_step_id": entry.id,
-            "user_id": user_id,
-            "properties": properties,
-            "scope_key": key,
-            "status": "running",
-            "raw_input": request.input.model_dump(mode="json", exclude_none=True),
-            "committed_operations": None,
-            "error": None,
-            "created_at": now,
-            "updated_at": now,
-        }
-        await self.submitter.submit(row)
+        record = RunRecord.new(
+            run_id=str(uuid.uuid4()),
+            project=project,
+            group=group.name,
+            config=group,
+            input=request.input,
+            user_id=request.user_id,
+            properties=request.properties,
+            root=request.root,
+            now=self.deps.clock.now(),
+        )
+        await self.transport.submit(record)
         metrics.ADD_LATENCY.observe(time.perf_counter() - started)
-        metrics.RUNS.labels(status="running").inc()
-        return runs.run_from_row(row)
+        metrics.RUNS.labels(status=RunState.running.value).inc()
+        return record.to_run()
 
     async def get_run(self, project: str, run_id: str) -> Run:
-        async with self.database.engine.connect() as conn:
+        async with self.db.connect() as conn:
             run = await runs.get(conn, project, run_id)
         if run is None:
             raise NotFound(f"run '{run_id}' not found")
@@ -205,18 +124,49 @@ class Engine:
             delay = min(delay * 1.5, 0.25)
 
     async def retry_run(self, project: str, run_id: str) -> Run:
-        """Re-drive a failed run from its kept raw input."""
-        run = await self.get_run(project, run_id)
-        if run.status.value != "failed":
+        """Re-drive a failed run from its kept raw input.
+
+        The run is claimed with one conditional update (failed -> running), so of two
+        concurrent retries exactly one proceeds and the other gets 409. If the transport
+        does not take the run, it is failed again with its original error and a note, and
+        the caller gets 503: a retry never leaves a run `running` with nothing in flight.
+        """
+        now = self.deps.clock.now()
+        claimed: tuple[RunRecord, str | None] | None = None
+        try:
+            async with self.db.begin() as tx:
+                found = await runs.claim_failed(tx, project, run_id, now)
+                if found is not None:
+                    claimed = (RunRecord.from_row(found[0]), found[1])
+                    await self.transport.stage(tx, claimed[0])
+        except Exception as exc:
+            if claimed is not None:  # the claim rolled back: the run is still failed
+                await self._fail_retry(claimed, exc, committed=False)
+            raise TransportUnavailable(f"run '{run_id}' was not retried: {describe(exc)}") from exc
+        if claimed is None:
+            run = await self.get_run(project, run_id)  # NotFound (404) if it does not exist
             raise InvalidRequest(
                 f"run '{run_id}' is {run.status.value}; only failed runs retry", status=409
             )
-        async with self.database.engine.begin() as tx:
-            row = await runs.raw(tx, run_id)
-            assert row is not None
-            await runs.reopen(tx, run_id, self.deps.clock.now())
-        await self.submitter.resubmit(row)
-        return await self.get_run(project, run_id)
+        try:
+            await self.transport.publish(claimed[0])
+        except Exception as exc:
+            await self._fail_retry(claimed, exc, committed=True)
+            raise TransportUnavailable(f"run '{run_id}' was not retried: {describe(exc)}") from exc
+        return claimed[0].to_run()
+
+    async def _fail_retry(
+        self, claimed: tuple[RunRecord, str | None], exc: Exception, committed: bool
+    ) -> None:
+        record, previous_error = claimed
+        try:
+            async with self.db.begin() as tx:
+                await runs.fail_retry(
+                    tx, record.run_id, committed, previous_error, describe(exc, 500),
+                    self.deps.clock.now(),
+                )  # fmt: skip
+        except Exception as note_exc:  # the database is down too: the claim never committed
+            log.warning("run %s: retry failure not recorded (%s)", record.run_id, note_exc)
 
     # -- memories -----------------------------------------------------------------------
     async def search(self, project: str, request: SearchRequest) -> list[Memory]:
@@ -227,7 +177,7 @@ class Engine:
             return (await self.deps.embedder.embed([query.text]))[0]
 
         return await search_store.search(
-            self.database.engine,
+            self.db,
             query,
             group,
             embed_query,
@@ -238,14 +188,14 @@ class Engine:
     async def list_memories(self, project: str, request: ListRequest) -> tuple[list[Memory], int]:
         group = await self._group_for_request(project, request.group)
         query = memory_query(project, group, request)
-        async with self.database.engine.connect() as conn:
+        async with self.db.connect() as conn:
             return await memory_store.list_(conn, query, group)
 
     async def get_memory(
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> Memory:
         g = await self.groups.get(project, group)
-        async with self.database.engine.connect() as conn:
+        async with self.db.connect() as conn:
             memory = await memory_store.get(conn, project, g, normalize_user_id(user_id), memory_id)
         if memory is None:
             raise NotFound(f"memory '{memory_id}' not found")
@@ -255,7 +205,7 @@ class Engine:
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> None:
         g = await self.groups.get(project, group)
-        async with self.database.engine.begin() as conn:
+        async with self.db.begin() as conn:
             if not await memory_store.archive(
                 conn, project, g, normalize_user_id(user_id), memory_id, self.deps.clock.now()
             ):
@@ -265,7 +215,7 @@ class Engine:
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> None:
         g = await self.groups.get(project, group)
-        async with self.database.engine.begin() as conn:
+        async with self.db.begin() as conn:
             if not await memory_store.erase(
                 conn, project, g, normalize_user_id(user_id), memory_id
             ):
@@ -278,14 +228,14 @@ class Engine:
                 "user_id must not be blank",
                 [FieldError(location="path.user_id", message="blank user_id")],
             )
-        async with self.database.engine.begin() as conn:
+        async with self.db.begin() as conn:
             return await memory_store.erase_user(conn, project, normalized)
 
     async def memory_history(
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> list[MemoryVersion]:
         g = await self.groups.get(project, group)
-        async with self.database.engine.connect() as conn:
+        async with self.db.connect() as conn:
             versions = await memory_store.history(
                 conn, project, g, normalize_user_id(user_id), memory_id
             )
@@ -295,15 +245,15 @@ class Engine:
 
     # -- API keys -----------------------------------------------------------------------
     async def create_key(self, project: str, name: str) -> tuple[keys.ApiKey, str]:
-        async with self.database.engine.begin() as conn:
+        async with self.db.begin() as conn:
             return await keys.create(conn, project, name, self.deps.clock.now())
 
     async def list_keys(self, project: str | None = None) -> list[keys.ApiKey]:
-        async with self.database.engine.connect() as conn:
+        async with self.db.connect() as conn:
             return await keys.list_(conn, project)
 
     async def revoke_key(self, key_id: str) -> bool:
-        async with self.database.engine.begin() as conn:
+        async with self.db.begin() as conn:
             revoked = await keys.revoke(conn, key_id, self.deps.clock.now())
         self._key_cache.clear()
         return revoked
@@ -313,10 +263,15 @@ class Engine:
         revoked by another process stops working within that time (at once in this one)."""
 
         async def lookup() -> str | None:
-            async with self.database.engine.connect() as conn:
+            async with self.db.connect() as conn:
                 return await keys.project_for(conn, secret)
 
         return await self._key_cache.get(keys.hash_key(secret), lookup)
+
+    @property
+    def db(self) -> AsyncEngine:
+        """The SQLAlchemy handle of the store."""
+        return self.database.db
 
     async def _group_for_request(self, project: str, name: str) -> GroupConfig:
         try:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from mnemo.core.dispatch import takes_raw_input
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import AddRequest, FieldError, InvalidRequest, ListRequest, SearchRequest
 from mnemo.domain.scope import normalize_user_id
 from mnemo.domain.search import MemoryQuery, RetrievalType, TopicSelector
-from mnemo.engine.runner import takes_raw_input
 from mnemo.store.tenancy import IsolationError, visible_memories
 
 

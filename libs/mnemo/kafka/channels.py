@@ -1,4 +1,5 @@
-"""Pre-creating the topics with explicit partition counts (faust hangs on a mismatch)."""
+"""Pre-creating the channels' Kafka topics with explicit partition counts (faust hangs on a
+mismatch)."""
 
 from __future__ import annotations
 
@@ -8,36 +9,37 @@ import logging
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError
 
-from mnemo.events.topics import PIPELINE_KINDS, TopicKind, TopicNames
-from mnemo.kafka.settings import KafkaSettings
+from mnemo.events.channels import PIPELINE_CHANNELS, ChannelKind, ChannelNames
+from mnemo.settings import KafkaSettings
 
 log = logging.getLogger(__name__)
 
 
-def topic_names(ks: KafkaSettings) -> TopicNames:
-    return TopicNames(ks.kafka_topic_prefix, ks.kafka_topic_version)
+def channel_names(ks: KafkaSettings) -> ChannelNames:
+    """The Kafka topic names of the channels under these settings."""
+    return ChannelNames(ks.topic_prefix, ks.topic_version)
 
 
 def wanted(ks: KafkaSettings) -> dict[str, tuple[int, dict[str, str]]]:
-    """Every topic with its partition count and configs."""
-    names = topic_names(ks)
+    """Every channel's Kafka topic with its partition count and configs."""
+    names = channel_names(ks)
     out: dict[str, tuple[int, dict[str, str]]] = {
-        names.name(k): (ks.kafka_partitions, {}) for k in PIPELINE_KINDS
+        names.name(k): (ks.partitions, {}) for k in PIPELINE_CHANNELS
     }
-    out[names.raw] = (ks.kafka_partitions, {"retention.ms": str(ks.kafka_raw_retention_ms)})
-    out[names.dlq] = (ks.kafka_dlq_partitions, {"retention.ms": "-1"})
-    out[names.name(TopicKind.ticks)] = (ks.kafka_partitions, {"retention.ms": "3600000"})
+    out[names.raw] = (ks.partitions, {"retention.ms": str(ks.raw_retention_ms)})
+    out[names.dlq] = (ks.dlq_partitions, {"retention.ms": "-1"})
+    out[names.name(ChannelKind.ticks)] = (ks.partitions, {"retention.ms": "3600000"})
     return out
 
 
-async def ensure_topics(ks: KafkaSettings, wait_seconds: float = 60.0) -> None:
+async def ensure_channels(ks: KafkaSettings, wait_seconds: float = 60.0) -> None:
     """Create missing topics; raise if an existing one has another partition count."""
     admin = await _admin(ks, wait_seconds)
     try:
         topics = wanted(ks)
         existing = set(await admin.list_topics())
         missing = [
-            NewTopic(name, parts, ks.kafka_replication_factor, topic_configs=configs)
+            NewTopic(name, parts, ks.replication_factor, topic_configs=configs)
             for name, (parts, configs) in topics.items()
             if name not in existing
         ]
@@ -61,7 +63,7 @@ async def ensure_topics(ks: KafkaSettings, wait_seconds: float = 60.0) -> None:
 async def _admin(ks: KafkaSettings, wait_seconds: float) -> AIOKafkaAdminClient:
     deadline = asyncio.get_running_loop().time() + wait_seconds
     while True:
-        admin = AIOKafkaAdminClient(bootstrap_servers=ks.kafka_bootstrap_servers)
+        admin = AIOKafkaAdminClient(bootstrap_servers=ks.bootstrap_servers)
         try:
             await admin.start()
             return admin

@@ -1,4 +1,6 @@
-"""Versioned topic names: `{prefix}.{kind}.{version}`, e.g. `mnemo.raw.v1`."""
+"""The distributed mode's channels: what each carries, and its versioned Kafka topic name
+`{prefix}.{kind}.{version}`, e.g. `mnemo.raw.v1` (a Kafka topic is a channel; a memory's
+topic is another thing)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 
-class TopicKind(StrEnum):
-    """What a topic carries, and so which service consumes it."""
+class ChannelKind(StrEnum):
+    """What a channel carries, and so which service consumes it."""
 
     raw = "raw"  # RawEvent: adds, from the gateway or outside producers -> extractor
     extracted = "extracted"  # StageEvent whose next step is a buffer -> buffer
@@ -19,35 +21,35 @@ class TopicKind(StrEnum):
 
 
 # Keyed by scope key and co-partitioned: they all have the same partition count.
-PIPELINE_KINDS = (
-    TopicKind.raw,
-    TopicKind.extracted,
-    TopicKind.batches,
-    TopicKind.drafts,
-    TopicKind.status,
-    TopicKind.ticks,
+PIPELINE_CHANNELS = (
+    ChannelKind.raw,
+    ChannelKind.extracted,
+    ChannelKind.batches,
+    ChannelKind.drafts,
+    ChannelKind.status,
+    ChannelKind.ticks,
 )
 
 
 @dataclass(frozen=True)
-class TopicNames:
+class ChannelNames:
     prefix: str = "mnemo"
     version: str = "v1"
 
-    def name(self, kind: TopicKind) -> str:
+    def name(self, kind: ChannelKind) -> str:
         return f"{self.prefix}.{kind.value}.{self.version}"
 
     @property
     def raw(self) -> str:
-        return self.name(TopicKind.raw)
+        return self.name(ChannelKind.raw)
 
     @property
     def dlq(self) -> str:
-        return self.name(TopicKind.dlq)
+        return self.name(ChannelKind.dlq)
 
-    def kind_of(self, topic: str) -> TopicKind:
-        """The kind of one of our topic names (raises ValueError for others)."""
-        for kind in TopicKind:
+    def kind_of(self, topic: str) -> ChannelKind:
+        """The kind of one of our Kafka topic names (raises ValueError for others)."""
+        for kind in ChannelKind:
             if self.name(kind) == topic:
                 return kind
         raise ValueError(f"{topic!r} is not a {self.prefix}/{self.version} topic")

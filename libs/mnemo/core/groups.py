@@ -5,10 +5,10 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.clock import Clock
+from mnemo.core.ttl_cache import TTLCache
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import NotFound
 from mnemo.domain.templates import group_from_template
-from mnemo.engine.ttl_cache import TTLCache
 from mnemo.store import groups as group_store
 
 DEFAULT_GROUP = "default"

@@ -1,7 +1,7 @@
 from datetime import UTC, datetime, timedelta
 
+from mnemo.core.buffering import Buffered, flush_reason
 from mnemo.domain.pipeline import BufferTriggers
-from mnemo.steps.buffer import Buffered, flush_reason
 
 T0 = datetime(2026, 3, 1, 23, 0, tzinfo=UTC)
 

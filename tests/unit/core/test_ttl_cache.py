@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from mnemo.engine.ttl_cache import TTLCache
+from mnemo.core.ttl_cache import TTLCache
 
 
 class Loader:

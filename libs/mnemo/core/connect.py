@@ -1,0 +1,61 @@
+"""Opening what every process of either mode needs: the database and the providers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from mnemo.clock import Clock, SystemClock
+from mnemo.embeddings.base import Embedder
+from mnemo.llm.base import LLM
+from mnemo.settings import Settings
+from mnemo.steps.base import Deps
+from mnemo.store.database import Database, connect
+
+log = logging.getLogger(__name__)
+
+
+async def open_deps(
+    settings: Settings,
+    *,
+    pool_size: int,
+    llm: LLM | None = None,
+    embedder: Embedder | None = None,
+    clock: Clock | None = None,
+    connect_attempts: int = 1,
+) -> tuple[Database, Deps]:
+    """Connect (starting embedded Postgres if no URL is set, migrating to head) and build
+    the dependency bundle. Providers not given are made from `settings`; a local embedding
+    model is loaded now, not inside the first request. `connect_attempts` > 1 waits for a
+    database that is still starting (services started together), a second apart."""
+    if embedder is None:
+        from mnemo.embeddings.factory import embedder_from_settings
+
+        embedder = embedder_from_settings(settings)
+    if llm is None:
+        from mnemo.llm.factory import llm_from_settings
+
+        llm = llm_from_settings(settings, embedder)
+    warm_up = getattr(embedder, "warm_up", None)
+    if warm_up is not None:
+        await warm_up()
+    for attempt in range(1, connect_attempts + 1):
+        try:
+            database = await connect(
+                settings.database_url,
+                settings.data_dir,
+                embedder.dim,
+                pool_size,
+                settings.hnsw_ef_search,
+            )
+            break
+        except Exception as exc:
+            if attempt == connect_attempts:
+                raise
+            log.warning("database not ready (%s); retrying", exc)
+            await asyncio.sleep(1.0)
+    deps = Deps(
+        db=database.db, llm=llm, embedder=embedder, clock=clock or SystemClock(), settings=settings
+    )
+    log.info("mnemo: llm=%s embedder=%s", llm.label, embedder.label)
+    return database, deps

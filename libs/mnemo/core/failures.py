@@ -1,0 +1,127 @@
+"""Failure classification and error text: one rule for the embedded and the Kafka mode.
+
+Only connection-level failures are transient: the database or the broker is unreachable, a
+connection broke, Postgres is shutting down or not accepting connections yet. They are
+retried in place, with backoff, while the outage lasts, so a scope keeps its order. Any
+other error is deterministic (bad data, a refused step, an LLM that stayed down, a value
+Postgres cannot store) and fails the run at once with its error; retrying it would only
+wedge the scope behind it.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+import psycopg
+from pydantic import ValidationError
+from sqlalchemy import exc as sa_exc
+
+from mnemo.events.dlq import Reason
+from mnemo.llm.base import LLMError
+from mnemo.store.commits import CommitError
+
+MAX_ERROR_CHARS = 2000
+
+# Postgres SQLSTATEs of a server that went away or is not taking connections yet
+# (class 08 is matched by prefix), and of a transaction the server aborted only because of
+# a concurrent one (serialization failure, deadlock), which succeeds when run again.
+_TRANSIENT_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "40001", "40P01"})
+_CONNECTION_ERRNOS = frozenset(
+    {
+        errno.ECONNREFUSED,
+        errno.ECONNRESET,
+        errno.ECONNABORTED,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.ENETDOWN,
+        errno.ETIMEDOUT,
+        errno.EPIPE,
+    }
+)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when `exc` says the database or the broker is unavailable right now."""
+    if isinstance(exc, sa_exc.DBAPIError):
+        if exc.connection_invalidated or isinstance(exc, sa_exc.InterfaceError):
+            return True
+        return _is_transient_dbapi(exc.orig)
+    if isinstance(exc, sa_exc.TimeoutError):  # no pooled connection came free in time
+        return True
+    if _is_transient_dbapi(exc) or _is_transient_kafka(exc):
+        return True
+    return _is_connection_oserror(exc)
+
+
+def _is_transient_dbapi(exc: BaseException | None) -> bool:
+    if isinstance(exc, psycopg.InterfaceError):
+        return True
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    sqlstate = exc.sqlstate
+    # No SQLSTATE: the client could not reach the server at all (refused, reset, DNS).
+    return sqlstate is None or sqlstate.startswith("08") or sqlstate in _TRANSIENT_SQLSTATES
+
+
+def _is_transient_kafka(exc: BaseException) -> bool:
+    try:
+        from aiokafka import errors as kafka_errors
+    except ImportError:  # the kafka extra is not installed: no Kafka errors to classify
+        return False
+    if isinstance(exc, kafka_errors.KafkaConnectionError | kafka_errors.KafkaTimeoutError):
+        return True
+    return isinstance(exc, kafka_errors.KafkaError) and bool(exc.retriable)
+
+
+def _is_connection_oserror(exc: BaseException) -> bool:
+    if isinstance(exc, ConnectionError | TimeoutError | socket.gaierror):
+        return True
+    return isinstance(exc, OSError) and exc.errno in _CONNECTION_ERRNOS
+
+
+def connection_cause(exc: BaseException) -> OSError | None:
+    """The socket error under a client library's error, if any (e.g. a refused connection
+    that an HTTP client reports as a connect timeout)."""
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None:
+        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def describe(exc: BaseException, limit: int = MAX_ERROR_CHARS) -> str:
+    """The error text a failed run or a DLQ record carries: `Type: message`, bounded."""
+    name = exc.__class__.__name__
+    text = f"{name}: {str(exc) or name}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def reason_of(exc: BaseException) -> Reason:
+    """The DLQ reason of a failure that is not transient."""
+    if isinstance(exc, ValidationError | UnicodeDecodeError):
+        return "invalid_payload"
+    if isinstance(exc, LLMError):
+        return "llm"
+    if isinstance(exc, CommitError):
+        return "commit"
+    return "step"
+
+
+class Backoff:
+    """Exponential waits between retries of a transient failure: `initial`, doubling,
+    at most `cap` seconds; `reset` after a success."""
+
+    def __init__(self, initial: float, cap: float = 30.0) -> None:
+        self.initial = initial
+        self.cap = cap
+        self._next = initial
+
+    def next(self) -> float:
+        wait = self._next
+        self._next = min(self._next * 2, self.cap)
+        return wait
+
+    def reset(self) -> None:
+        self._next = self.initial

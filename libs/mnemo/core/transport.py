@@ -1,0 +1,60 @@
+"""How the Engine hands runs to a pipeline: the contract both transports implement.
+
+The embedded transport (`mnemo.engine`) keeps its queue in the Postgres database the runs
+live in; the Kafka transport (`mnemo.kafka`) publishes raw events to a broker. The Engine
+only knows this protocol, so it never loads the embedded runner.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from mnemo.core.records import RunRecord
+from mnemo.domain.requests import InvalidRequest
+
+RETRY_AFTER_SECONDS = 5
+
+
+class TransportUnavailable(InvalidRequest):
+    """The pipeline's queue did not take the run (HTTP 503 with Retry-After): a new add
+    left nothing behind, a retried run is failed again as it was."""
+
+    def __init__(self, detail: str, retry_after: int = RETRY_AFTER_SECONDS) -> None:
+        super().__init__(detail, status=503, retry_after=retry_after)
+
+
+class RunTransport(Protocol):
+    async def submit(self, record: RunRecord) -> None:
+        """Durably record a new run (its `runs` row) and enqueue it.
+
+        Returns only when both are durable and the pipeline will pick the run up. If it
+        raises, nothing of the run remains (the add is refused).
+        """
+        ...
+
+    async def stage(self, claim: AsyncConnection, record: RunRecord) -> None:
+        """First half of a retry, inside the transaction that claims the failed run.
+
+        A transport whose queue lives in the database enqueues the run here, so the claim
+        and the enqueue commit together or not at all (its `publish` then must not fail);
+        others do nothing.
+        """
+        ...
+
+    async def publish(self, record: RunRecord) -> None:
+        """Second half of a retry, once the claim has committed.
+
+        A transport with its own broker publishes the run here and returns once the broker
+        acknowledged it; it raises otherwise, and the Engine sets the run back to failed.
+        """
+        ...
+
+    async def start(self) -> None:
+        """Start background work (pipeline workers, broker connections)."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop what `start` started; idempotent."""
+        ...

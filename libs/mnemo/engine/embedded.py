@@ -1,0 +1,38 @@
+"""Building an Engine on the embedded transport (what `mnemo serve`, `python -m
+mnemo.engine`, the embedded client and the CLI's key commands start)."""
+
+from __future__ import annotations
+
+from mnemo.clock import Clock
+from mnemo.core.connect import open_deps
+from mnemo.core.engine import Engine
+from mnemo.core.groups import GroupCache
+from mnemo.embeddings.base import Embedder
+from mnemo.engine.transport import EmbeddedTransport
+from mnemo.llm.base import LLM
+from mnemo.settings import Settings
+
+
+async def start_engine(
+    settings: Settings,
+    *,
+    llm: LLM | None = None,
+    embedder: Embedder | None = None,
+    clock: Clock | None = None,
+    run_workers: bool = True,
+) -> Engine:
+    """Connect (starting embedded Postgres if no URL is set) and, unless told not to,
+    start the pipeline workers in this process."""
+    database, deps = await open_deps(
+        settings,
+        pool_size=settings.db_pool_size + settings.workers,
+        llm=llm,
+        embedder=embedder,
+        clock=clock,
+    )
+    groups = GroupCache(deps.db, deps.clock)
+    transport = EmbeddedTransport(deps, groups, settings, database.url)
+    engine = Engine(settings, database, deps, groups, transport)
+    if run_workers:
+        await transport.start()
+    return engine
