@@ -5,15 +5,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 
+# A private temp root per run: pytest prunes old numbered dirs under the shared default,
+# which breaks a suite running beside another checkout's.
+BASETEMP="$(mktemp -d /tmp/mnemo-pytest.XXXXXX)"
+
 status=0
-$PY -m pytest tests -m "not kafka" -q -p no:cacheprovider || status=$?
+$PY -m pytest tests -m "not kafka" -q -p no:cacheprovider --basetemp "$BASETEMP/main" || status=$?
 
 if [ -d tests/kafka ] && [ -f deploy/kafka/kafka.sh ]; then
   export KAFKA_DATA_DIR="${KAFKA_DATA_DIR:-$(mktemp -d /tmp/mnemo-kafka.XXXXXX)}"
   # KAFKA_PORT (default 9092) lets several checkouts run their suites side by side.
   export MNEMO_KAFKA_BOOTSTRAP_SERVERS="127.0.0.1:${KAFKA_PORT:-9092}"
-  trap 'bash deploy/kafka/kafka.sh down || true' EXIT
+  trap 'bash deploy/kafka/kafka.sh down || true; rm -rf "$BASETEMP"' EXIT
   bash deploy/kafka/kafka.sh up
-  $PY -m pytest tests/kafka -m kafka -q -p no:cacheprovider || status=$?
+  $PY -m pytest tests/kafka -m kafka -q -p no:cacheprovider --basetemp "$BASETEMP/kafka" || status=$?
 fi
 exit $status
