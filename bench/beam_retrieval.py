@@ -55,7 +55,32 @@ def evidence_ids(question: dict[str, Any]) -> set[int]:
     return ids
 
 
+# A memory records only the properties its topic is scoped by, so the message id that a hit is
+# judged by is a scope property here (searches omit it, so they see every message).
+BEAM_GROUP: dict[str, object] = {
+    "topics": [
+        {
+            "name": "UserKnowledge",
+            "description": "One message of the chat.",
+            "scoping": {"user_scoped": True, "scope_properties": ["message_id"]},
+        }
+    ],
+    "pipeline": {
+        "steps": [
+            {
+                "id": "pre_extracted",
+                "kind": "extract",
+                "input_type": "pre_extracted",
+                "next": "commit",
+            },
+            {"id": "commit", "kind": "commit"},
+        ]
+    },
+}
+
+
 async def load_chat(engine: Engine, project: str, user: str, chat_dir: Path) -> int:
+    await engine.put_group(project, "default", BEAM_GROUP)
     runs = []
     for message in messages(chat_dir):
         content = _MARKER.sub("", message["content"]).strip()

@@ -16,8 +16,18 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from mnemo.domain.templates import TEMPLATE_NAMES
 
 PREFIX = "MNEMO_"
 # Read by clients and scripts, not by the server: the CLI's remote commands (MNEMO_URL,
@@ -101,6 +111,10 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=20, ge=2, le=200)
 
     project: str = "default"
+    # The template a project's `default` group is created from on first use (unset: the
+    # `default` template). An existing default group is kept. `engram_quickstart` fits
+    # Weaviate's Engram agent plugins.
+    default_template: str | None = None
     # embedded: workers in this process on the Postgres bus; distributed: adds go to Kafka
     # and the stage services in `services/` run the pipeline.
     mode: Literal["embedded", "distributed"] = "embedded"
@@ -154,6 +168,13 @@ class Settings(BaseSettings):
     # Prometheus /metrics of a stage service (faust's web server); 0 disables it.
     metrics_port: int = Field(default=0, ge=0, le=65535)
     metrics_host: str = "127.0.0.1"
+
+    @field_validator("default_template")
+    @classmethod
+    def _known_template(cls, name: str | None) -> str | None:
+        if name is not None and name not in TEMPLATE_NAMES:
+            raise ValueError(f"unknown template '{name}'; known: {', '.join(TEMPLATE_NAMES)}")
+        return name
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

@@ -1,5 +1,5 @@
 """Fixtures of the HTTP API tests (see tests/api/fixtures.py)."""
 
-from tests.api.fixtures import Tenant, live_server, llm_server, tenant
+from tests.api.fixtures import Tenant, http, live_server, llm_server, tenant
 
-__all__ = ["Tenant", "live_server", "llm_server", "tenant"]
+__all__ = ["Tenant", "http", "live_server", "llm_server", "tenant"]

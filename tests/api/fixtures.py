@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.api.live_server import LiveServer, gateway_settings
@@ -50,3 +51,12 @@ def tenant(live_server: LiveServer) -> Tenant:
     return Tenant(
         live_server.url, project, live_server.create_key(project), f"user-{uuid.uuid4().hex[:8]}"
     )
+
+
+@pytest.fixture
+def http(tenant: Tenant) -> Iterator[httpx.Client]:
+    """Raw HTTP as the tenant, for what the SDK does not cover."""
+    with httpx.Client(
+        base_url=tenant.url, timeout=70, headers={"Authorization": f"Bearer {tenant.key}"}
+    ) as client:
+        yield client

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from engram import (
     APIError,
@@ -125,29 +126,49 @@ def test_search_each_retrieval_type(client: EngramClient, tenant: Tenant, retrie
 
 
 def test_topic_selector_property_filters(client: EngramClient, tenant: Tenant) -> None:
-    run = client.memories.add(
-        "I prefer window seats", user_id=tenant.user, properties={"source": "travel"}
+    # personalization: ConversationSummary is scoped by conversation_id, UserKnowledge is not.
+    made = httpx.put(
+        f"{tenant.url}/v1/groups/chat",
+        headers={"Authorization": f"Bearer {tenant.key}"},
+        json={"template": "personalization"},
     )
-    _created(client, run.run_id)
+    assert made.status_code == 200, made.text
+    for conversation in ("c1", "c2"):
+        items = [
+            PreExtractedItem(
+                content=f"Planning a trip in {conversation}", topic="ConversationSummary"
+            )
+        ]
+        run = client.memories.add(
+            PreExtractedInput(items=items),
+            user_id=tenant.user,
+            group="chat",
+            properties={"conversation_id": conversation, "source": "travel"},
+        )
+        _created(client, run.run_id)
     hits = client.memories.search(
-        query="window seats",
+        query="planning a trip",
         user_id=tenant.user,
-        topics=[Topic(name="UserKnowledge", properties={"source": "travel"})],
+        group="chat",
+        topics=[Topic(name="ConversationSummary", properties={"conversation_id": "c1"})],
     )
-    assert len(hits) == 1 and hits[0].properties == {"source": "travel"}
-    misses = client.memories.search(
-        query="window seats",
-        user_id=tenant.user,
-        topics=[Topic(name="UserKnowledge", properties={"source": "email"})],
-    )
-    assert len(misses) == 0
+    assert [m.properties for m in hits] == [{"conversation_id": "c1"}]
     cleared = client.memories.search(
-        query="window seats",
+        query="planning a trip",
         user_id=tenant.user,
-        properties={"source": "email"},
-        topics=[Topic(name="UserKnowledge", properties={"source": None})],
+        group="chat",
+        properties={"conversation_id": "c2"},
+        topics=[Topic(name="ConversationSummary", properties={"conversation_id": None})],
     )
-    assert len(cleared) == 1
+    assert len(cleared) == 2
+    with pytest.raises(APIError) as refused:
+        client.memories.search(
+            query="planning a trip",
+            user_id=tenant.user,
+            group="chat",
+            topics=[Topic(name="UserKnowledge", properties={"conversation_id": "c1"})],
+        )
+    assert refused.value.status_code == 400
 
 
 def test_delete_then_get_is_404(client: EngramClient, tenant: Tenant) -> None:

@@ -1,4 +1,5 @@
-"""mnemo extensions: long poll, history, erase, list, groups, health and metrics."""
+"""mnemo extensions (long poll, history, erase, groups, health and metrics), and Engram's
+list and `/health`."""
 
 from __future__ import annotations
 
@@ -10,14 +11,6 @@ import pytest
 from tests.api.fixtures import Tenant
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def http(tenant: Tenant) -> httpx.Client:
-    with httpx.Client(
-        base_url=tenant.url, timeout=70, headers={"Authorization": f"Bearer {tenant.key}"}
-    ) as client:
-        yield client
 
 
 def _add(http: httpx.Client, user: str, text: str, **extra) -> dict:
@@ -154,10 +147,16 @@ def test_groups(http: httpx.Client, tenant: Tenant) -> None:
 
 
 def test_health_ready_metrics_openapi(tenant: Tenant) -> None:
+    health = httpx.get(f"{tenant.url}/health")  # Engram's, without a key
+    assert health.status_code == 200
+    assert health.json() == {"status": "healthy", "service": "mnemo"}
     assert httpx.get(f"{tenant.url}/healthz").json() == {"status": "ok"}
     assert httpx.get(f"{tenant.url}/readyz").json() == {"status": "ready"}
     metrics = httpx.get(f"{tenant.url}/metrics")
     assert metrics.status_code == 200 and "mnemo_add_seconds" in metrics.text
     spec = httpx.get(f"{tenant.url}/openapi.json").json()
-    assert "mnemo extensions" in spec["paths"]["/v1/memories/list"]["post"]["tags"]
+    # Engram's own operations are not tagged as extensions.
+    assert spec["paths"]["/v1/memories/list"]["post"]["tags"] == ["memories"]
+    assert spec["paths"]["/health"]["get"]["tags"] == ["health"]
+    assert "mnemo extensions" in spec["paths"]["/healthz"]["get"]["tags"]
     assert httpx.get(f"{tenant.url}/docs").status_code == 200

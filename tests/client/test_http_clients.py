@@ -38,7 +38,8 @@ def test_sync_round_trip(tenant: Tenant) -> None:
         found = client.memories.search(
             "vinyl records",
             user_id=tenant.user,
-            topics=[Topic(name="UserKnowledge", properties={"source": "chat"})],
+            properties={"source": "elsewhere"},  # UserKnowledge is not scoped by it
+            topics=[Topic(name="UserKnowledge", properties={"source": None})],
             retrieval_config=VectorRetrieval(limit=5),
         )
         assert [m.id for m in found] == [memory_id] and found[0].score is not None

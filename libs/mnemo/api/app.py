@@ -19,9 +19,10 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 DESCRIPTION = """\
 A drop-in replacement for the Engram v1 REST API: the `weaviate-engram` SDK works by
 changing only `base_url` and `api_key`. Every error is an RFC 7807
-`application/problem+json` document. Operations tagged **mnemo extensions** are not part
-of Engram v1: list, history, hard erase, user erasure, run long-poll (`?wait=`) and retry,
-group configuration, health and metrics.
+`application/problem+json` document. Engram's own operations include `POST
+/v1/memories/list` and the unauthenticated `GET /health`. Operations tagged **mnemo
+extensions** are not part of Engram v1: history, hard erase, user erasure, run long-poll
+(`?wait=`) and retry, group configuration, `/healthz`, `/readyz` and metrics.
 """
 
 

@@ -142,3 +142,10 @@ class Erased(BaseModel):
 
 class Health(BaseModel):
     status: str
+
+
+class EngramHealth(BaseModel):
+    """Engram's `GET /health` body, e.g. {"status": "healthy", "service": "mnemo"}."""
+
+    status: str
+    service: str

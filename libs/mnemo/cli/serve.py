@@ -16,6 +16,8 @@ from mnemo.api import create_app
 from mnemo.api.app import LOOPBACK_HOSTS
 from mnemo.cli.common import DataDirOption, settings_with
 from mnemo.core.engine import Engine
+from mnemo.core.groups import default_group_status
+from mnemo.domain.templates import TEMPLATE_NAMES
 from mnemo.engine.embedded import start_engine
 from mnemo.engine.processes import spawn_workers
 from mnemo.settings import Settings
@@ -60,6 +62,9 @@ async def serve(settings: Settings) -> None:
         typer.echo(f"mnemo listening on {url} (project '{settings.project}')", err=True)
         deps = engine.deps
         typer.echo(f"llm: {deps.llm.label}; embeddings: {deps.embedder.label}", err=True)
+        group, created = await engine.groups.ensure_default(settings.project)
+        status = default_group_status(settings.project, group, created, settings.default_template)
+        typer.echo(status, err=True)
         if not settings.llm_configured:
             typer.echo(
                 "no LLM configured: offline heuristics, not a language model "
@@ -80,6 +85,12 @@ async def serve(settings: Settings) -> None:
         await engine.close()
 
 
+def _known_template(name: str | None) -> str | None:
+    if name is not None and name not in TEMPLATE_NAMES:
+        raise typer.BadParameter(f"unknown template '{name}'; known: {', '.join(TEMPLATE_NAMES)}")
+    return name
+
+
 def serve_command(
     host: Annotated[str | None, typer.Option("--host", help="Bind address")] = None,
     port: Annotated[int | None, typer.Option("--port", help="Port")] = None,
@@ -93,9 +104,23 @@ def serve_command(
             "default MNEMO_WORKER_PROCESSES or 1",
         ),
     ] = None,
+    template: Annotated[
+        str | None,
+        typer.Option(
+            "--template",
+            callback=_known_template,
+            help="Template of a project's default group when it is first created, e.g. "
+            "engram_quickstart for Weaviate's Engram plugins (default MNEMO_DEFAULT_TEMPLATE "
+            "or 'default'); an existing default group is kept",
+        ),
+    ] = None,
 ) -> None:
     """Serve the Engram v1 API with embedded workers (and embedded Postgres by default)."""
     settings = settings_with(
-        host=host, port=port, data_dir=data_dir, worker_processes=worker_processes
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        worker_processes=worker_processes,
+        default_template=template,
     )
     asyncio.run(serve(settings))

@@ -114,7 +114,5 @@ def memory_query(
     try:
         visible_memories(query, group)
     except IsolationError as exc:
-        raise InvalidRequest(
-            str(exc), [FieldError(location="body.user_id", message=str(exc))]
-        ) from exc
+        raise InvalidRequest(str(exc), exc.errors) from exc
     return query

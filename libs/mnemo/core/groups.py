@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.clock import Clock
@@ -11,25 +13,49 @@ from mnemo.domain.requests import NotFound
 from mnemo.domain.templates import group_from_template
 from mnemo.store import groups as group_store
 
+log = logging.getLogger(__name__)
+
 DEFAULT_GROUP = "default"
 _TTL_SECONDS = 2.0
 
 
 class GroupCache:
-    def __init__(self, db: AsyncEngine, clock: Clock) -> None:
+    """`default_template` (None: the built-in `default`) shapes each project's default group
+    when it is first created; an existing default group is kept whatever it was made from."""
+
+    def __init__(self, db: AsyncEngine, clock: Clock, default_template: str | None = None) -> None:
         self.db = db
         self.clock = clock
+        self.default_template = default_template
         self._cache: TTLCache[tuple[str, str], GroupConfig] = TTLCache(_TTL_SECONDS)
+        self._reported: set[str] = set()  # projects whose default group was logged
 
     async def get(self, project: str, name: str) -> GroupConfig:
         return await self._cache.get((project, name), lambda: self._load(project, name))
 
-    async def _load(self, project: str, name: str) -> GroupConfig:
+    async def ensure_default(self, project: str) -> tuple[GroupConfig, bool]:
+        """The project's default group, and whether this call created it."""
         async with self.db.begin() as conn:
+            group = await group_store.get(conn, project, DEFAULT_GROUP)
+            created = False
+            if group is None:
+                template = group_from_template(DEFAULT_GROUP, self.default_template or "default")
+                created = await group_store.create_if_absent(
+                    conn, project, template, self.clock.now()
+                )
+                group = template if created else await group_store.get(conn, project, DEFAULT_GROUP)
+        assert group is not None
+        if project not in self._reported:  # once per project and process, not per reload
+            self._reported.add(project)
+            log.info(default_group_status(project, group, created, self.default_template))
+        self._cache.put((project, DEFAULT_GROUP), group)
+        return group, created
+
+    async def _load(self, project: str, name: str) -> GroupConfig:
+        if name == DEFAULT_GROUP:
+            return (await self.ensure_default(project))[0]
+        async with self.db.connect() as conn:
             group = await group_store.get(conn, project, name)
-            if group is None and name == DEFAULT_GROUP:
-                group = group_from_template(DEFAULT_GROUP, "default")
-                await group_store.create_if_absent(conn, project, group, self.clock.now())
         if group is None:
             raise NotFound(f"group '{name}' does not exist in this project")
         return group
@@ -43,3 +69,19 @@ class GroupCache:
         await self.get(project, DEFAULT_GROUP)
         async with self.db.connect() as conn:
             return await group_store.list_(conn, project)
+
+
+def default_group_status(
+    project: str, group: GroupConfig, created: bool, requested: str | None
+) -> str:
+    """One line for logs and `mnemo serve`: what the project's default group is made from."""
+    made_from = f"template '{group.template}'" if group.template else "a custom configuration"
+    if created:
+        return f"project '{project}': created the default group from {made_from}"
+    if requested and group.template != requested:
+        return (
+            f"project '{project}': kept the existing default group ({made_from}); template "
+            f"'{requested}' applies only when a default group is first created "
+            "(replace it with PUT /v1/groups/default)"
+        )
+    return f"project '{project}': default group from {made_from}"

@@ -24,14 +24,19 @@ def required_properties(topics: Iterable[Topic]) -> set[str]:
     return {key for topic in topics for key in topic.scoping.scope_properties}
 
 
+def scoped_properties(topic: Topic, properties: Mapping[str, str]) -> dict[str, str]:
+    """The properties this topic is scoped by: all a memory of it records (an add's other
+    properties stay in the run's raw input)."""
+    return {k: properties[k] for k in topic.scoping.scope_properties if k in properties}
+
+
 def topic_scope(topic: Topic, user_id: str | None, properties: Mapping[str, str]) -> dict[str, str]:
     """The part of a write's identity that this topic is scoped by."""
     scope: dict[str, str] = {}
     if topic.scoping.user_scoped and user_id is not None:
         scope["user_id"] = user_id
-    for key in topic.scoping.scope_properties:
-        if key in properties:
-            scope[f"p:{key}"] = properties[key]
+    for key, value in scoped_properties(topic, properties).items():
+        scope[f"p:{key}"] = value
     return scope
 
 

@@ -12,7 +12,8 @@ RetrievalType = Literal["vector", "bm25", "hybrid", "fetch"]
 class TopicSelector(BaseModel):
     """A topic to search, with optional per-topic property filters.
 
-    A `None` value clears a filter inherited from the request's `properties`.
+    A `None` value clears a filter inherited from the request's `properties`. A string value
+    is allowed only for a key the topic is scoped by (see `mnemo.store.tenancy`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -34,7 +35,3 @@ class MemoryQuery(BaseModel):
     limit: int = Field(default=10, ge=1, le=100)
     text: str = ""
     retrieval_type: RetrievalType = "hybrid"
-
-    def filters_for(self, topic: TopicSelector) -> dict[str, str]:
-        merged: dict[str, str | None] = {**self.properties, **(topic.properties or {})}
-        return {k: v for k, v in merged.items() if v is not None}

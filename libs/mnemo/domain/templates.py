@@ -15,6 +15,7 @@ TEMPLATE_NAMES = (
     "continual_learning",
     "coding_assistant",
     "daily_rollup",
+    "engram_quickstart",
 )
 
 

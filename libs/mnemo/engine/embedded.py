@@ -30,7 +30,7 @@ async def start_engine(
         embedder=embedder,
         clock=clock,
     )
-    groups = GroupCache(deps.db, deps.clock)
+    groups = GroupCache(deps.db, deps.clock, settings.default_template)
     transport = EmbeddedTransport(deps, groups, settings, database.url)
     engine = Engine(settings, database, deps, groups, transport)
     if run_workers:

@@ -31,7 +31,8 @@ async def start_engine(
         settings, pool_size=settings.db_pool_size, llm=llm, embedder=embedder, clock=clock
     )
     transport = KafkaTransport(settings.kafka, deps.db)
-    engine = Engine(settings, database, deps, GroupCache(deps.db, deps.clock), transport)
+    groups = GroupCache(deps.db, deps.clock, settings.default_template)
+    engine = Engine(settings, database, deps, groups, transport)
     try:
         await transport.start()
     except BaseException:

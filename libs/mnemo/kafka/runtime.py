@@ -68,7 +68,7 @@ class Runtime:
     async def groups(self) -> GroupCache:
         deps = await self.deps()
         if self._groups is None:
-            self._groups = GroupCache(deps.db, deps.clock)
+            self._groups = GroupCache(deps.db, deps.clock, deps.settings.default_template)
         return self._groups
 
     async def emit(self, emits: list[Emit]) -> None:

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, MemoryStatus
-from mnemo.domain.scope import bounded_memory_id, topic_scope
+from mnemo.domain.scope import bounded_memory_id, scoped_properties, topic_scope
 from mnemo.store.schema import applied_batches, drafts, memories, memory_versions
 
 
@@ -158,7 +158,9 @@ async def _apply_one(
                 group=group.name,
                 topic=topic.name,
                 user_id=c.user_id,
-                properties=c.properties,
+                # only what the topic is scoped by: the add's other properties stay in the
+                # run's raw input, and never narrow or widen who finds this memory
+                properties=scoped_properties(topic, c.properties),
                 content=c.content,
                 embedding=vector,
                 status=MemoryStatus.active,

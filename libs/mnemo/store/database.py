@@ -62,13 +62,13 @@ def _max_connections(server: Any) -> int:
     return int(next(line.strip() for line in out.splitlines() if line.strip().isdigit()))
 
 
-def migrate(url: str, embedding_dim: int) -> None:
-    """Bring the schema to head. Safe to call on every start."""
+def migrate(url: str, embedding_dim: int, revision: str = "head") -> None:
+    """Bring the schema to `revision` (head by default). Safe to call on every start."""
     cfg = Config()
     cfg.set_main_option("script_location", str(_MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", _async_url(url))
     cfg.attributes["embedding_dim"] = embedding_dim
-    command.upgrade(cfg, "head")
+    command.upgrade(cfg, revision)
 
 
 async def connect(

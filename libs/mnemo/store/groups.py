@@ -48,8 +48,9 @@ async def put(conn: AsyncConnection, project: str, group: GroupConfig, now: date
 
 async def create_if_absent(
     conn: AsyncConnection, project: str, group: GroupConfig, now: datetime
-) -> None:
-    await conn.execute(
+) -> bool:
+    """Store `group` unless the project has one of that name; True if this call stored it."""
+    inserted = await conn.execute(
         pg_insert(groups)
         .values(
             project=project,
@@ -59,4 +60,6 @@ async def create_if_absent(
             updated_at=now,
         )
         .on_conflict_do_nothing()
+        .returning(groups.c.name)
     )
+    return inserted.first() is not None

@@ -4,7 +4,8 @@ Scores: higher is better, in [0, 1].
 - vector: cosine similarity mapped from [-1, 1] to [0, 1];
 - bm25: Okapi BM25 (k1 1.2, b 0.75) over the English lexemes of the filtered scope, s / (1 + s);
 - hybrid: relative score fusion: alpha * min-max(vector) + (1 - alpha) * min-max(bm25);
-- fetch: 1.0 for the bounded topic's memory of the scope; the query text is ignored.
+- fetch: 1.0 for every memory of the selected topics in the scope, bounded topics' first,
+  then newest by `updated_at`; the query text is ignored.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, literal_column, select
+from sqlalchemy import ColumnElement, case, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.domain.group import GroupConfig
@@ -91,7 +92,7 @@ async def search(
     where = visible_memories(query, group)
     if query.retrieval_type == "fetch":
         async with db.connect() as conn:
-            return await fetch_bounded(conn, query, group)
+            return await fetch(conn, where, query, group)
 
     async def vector_half(limit: int) -> list[tuple[Hit, float]]:
         embedding = await embed_query()
@@ -113,18 +114,20 @@ async def search(
     return [memory_from_row(row, score=round(score, 6)) for row, score in hits]
 
 
-async def fetch_bounded(
-    conn: AsyncConnection, query: MemoryQuery, group: GroupConfig
+async def fetch(
+    conn: AsyncConnection, where: ColumnElement[bool], query: MemoryQuery, group: GroupConfig
 ) -> list[Memory]:
-    """The bounded topics' memories of the caller's scope, newest first; no query needed."""
-    bounded = tuple(s for s in query.topics if group.topic(s.name).is_bounded)
-    if not bounded:
-        return []
-    narrowed = query.model_copy(update={"topics": bounded})
+    """The selected topics' memories in the caller's scope without a query: bounded topics'
+    memories first (a profile, a summary), then the newest by `updated_at`, up to `limit`."""
+    bounded = [s.name for s in query.topics if group.topic(s.name).is_bounded]
     stmt = (
         select(*MEMORY_COLUMNS)
-        .where(visible_memories(narrowed, group))
-        .order_by(memories.c.updated_at.desc())
+        .where(where)
+        .order_by(
+            case((memories.c.topic.in_(bounded), 0), else_=1),
+            memories.c.updated_at.desc(),
+            memories.c.id,
+        )
         .limit(query.limit)
     )
     return [memory_from_row(row, score=1.0) for row in (await conn.execute(stmt)).all()]

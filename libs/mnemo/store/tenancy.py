@@ -2,7 +2,11 @@
 
 - every query is filtered by project and group;
 - user-scoped topics require and filter by `user_id` (hard isolation);
-- property filters narrow a topic's memories (soft isolation: a search without them sees all).
+- a property filter narrows only the topics scoped by that property (soft isolation: a
+  search without it sees every value, and a topic not scoped by a key ignores it). Engram's
+  search and list `properties` "narrow results for topics scoped by passed properties";
+- a per-topic filter (`topics[i].properties`) may name only keys the topic is scoped by;
+  `null`, which clears an inherited filter, is accepted for any key.
 """
 
 from __future__ import annotations
@@ -11,12 +15,19 @@ from sqlalchemy import ColumnElement, and_, false, or_
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import MemoryStatus
-from mnemo.domain.search import MemoryQuery
+from mnemo.domain.requests import FieldError
+from mnemo.domain.search import MemoryQuery, TopicSelector
+from mnemo.domain.topics import Topic
 from mnemo.store.schema import memories
 
 
 class IsolationError(ValueError):
-    """A request would cross a user boundary (e.g. user-scoped topics without a user_id)."""
+    """A query the isolation rules refuse, with the request location of each problem (e.g.
+    user-scoped topics without a user_id, a filter on a key a topic is not scoped by)."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(error.message for error in errors))
+        self.errors = errors
 
 
 def tenant_filter(project: str, group: str) -> ColumnElement[bool]:
@@ -35,23 +46,54 @@ def memory_owner_filter(
     )
 
 
+def topic_filters(query: MemoryQuery, selector: TopicSelector, topic: Topic) -> dict[str, str]:
+    """The property filters that apply to one topic: the request's `properties` with the
+    selector's overrides on top (`None` clears), kept to the keys the topic is scoped by."""
+    merged: dict[str, str | None] = {**query.properties, **(selector.properties or {})}
+    return {
+        key: value
+        for key, value in merged.items()
+        if value is not None and key in topic.scoping.scope_properties
+    }
+
+
+def _selector_problems(index: int, selector: TopicSelector, topic: Topic) -> list[FieldError]:
+    return [
+        FieldError(
+            location=f"body.topics[{index}].properties.{key}",
+            value=value,
+            message=f"topic '{topic.name}' is not scoped by '{key}', so it cannot be filtered "
+            "by it (send null to clear an inherited filter)",
+        )
+        for key, value in (selector.properties or {}).items()
+        if value is not None and key not in topic.scoping.scope_properties
+    ]
+
+
 def visible_memories(query: MemoryQuery, group: GroupConfig) -> ColumnElement[bool]:
     """The WHERE clause for a search or list: tenant, topics, user and property filters."""
     per_topic: list[ColumnElement[bool]] = []
-    for selector in query.topics:
+    problems: list[FieldError] = []
+    needs_user: list[str] = []
+    for index, selector in enumerate(query.topics):
         topic = group.topic(selector.name)
+        problems += _selector_problems(index, selector, topic)
         if topic.internal:
             continue  # fragments are never searchable
         clauses: list[ColumnElement[bool]] = [memories.c.topic == topic.name]
         if topic.scoping.user_scoped:
             if query.user_id is None:
-                raise IsolationError(
-                    f"topic '{topic.name}' is user-scoped: searching or listing it needs user_id"
-                )
+                needs_user.append(topic.name)
             clauses.append(memories.c.user_id == query.user_id)
-        for key, value in query.filters_for(selector).items():
+        for key, value in topic_filters(query, selector, topic).items():
             clauses.append(memories.c.properties[key].astext == value)
         per_topic.append(and_(*clauses))
+    if needs_user:
+        names = ", ".join(f"'{name}'" for name in needs_user)
+        message = f"user-scoped topics ({names}): searching or listing them needs user_id"
+        problems.insert(0, FieldError(location="body.user_id", message=message))
+    if problems:
+        raise IsolationError(problems)
     if not per_topic:
         return false()
     return and_(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
@@ -34,3 +35,24 @@ async def test_concurrent_lookups_of_an_expired_group_share_one_query(
         *(cache.get(project, "missing") for _ in range(5)), return_exceptions=True
     )
     assert loads == 2 and all(isinstance(f, NotFound) for f in failures)
+
+
+async def test_the_default_template_shapes_only_a_new_default_group(
+    engine: Engine, project: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    quickstart = GroupCache(engine.database.db, engine.deps.clock, "engram_quickstart")
+    with caplog.at_level(logging.INFO, logger="mnemo.core.groups"):
+        group, created = await quickstart.ensure_default(project)
+    assert created and group.template == "engram_quickstart"
+    assert f"project '{project}': created the default group" in caplog.text
+    assert (await engine.group(project, "default")).has_topic("DeveloperPreferences")
+
+    other = f"{project}-kept"
+    await engine.put_group(other, "default", {"template": "personalization"})
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="mnemo.core.groups"):
+        kept = await quickstart.get(other, "default")
+        await quickstart.get(other, "default")
+    assert kept.template == "personalization"
+    assert caplog.text.count("kept the existing default group (template 'personalization')") == 1
+    assert "template 'engram_quickstart' applies only" in caplog.text

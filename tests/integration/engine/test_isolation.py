@@ -82,7 +82,9 @@ async def test_erase_user_removes_memories_and_history(engine: Engine, project: 
         await engine.memory_history(project, "default", "erin", memory_id)
 
 
-async def test_property_filters_with_per_topic_override(engine: Engine, project: str) -> None:
+async def test_property_filters_narrow_only_topics_scoped_by_them(
+    engine: Engine, project: str
+) -> None:
     await engine.put_group(project, "chat", {"template": "personalization"})
     for conversation in ("c1", "c2"):
         await add_and_wait(
@@ -91,7 +93,7 @@ async def test_property_filters_with_per_topic_override(engine: Engine, project:
             {
                 "group": "chat",
                 "user_id": "u1",
-                "properties": {"conversation_id": conversation},
+                "properties": {"conversation_id": conversation, "client": "web"},
                 "input": facts(
                     ("ConversationSummary", f"Summary of {conversation}."),
                     ("UserKnowledge", f"User mentioned {conversation}."),
@@ -107,7 +109,12 @@ async def test_property_filters_with_per_topic_override(engine: Engine, project:
         user_id="u1",
         properties={"conversation_id": "c1"},
     )
-    assert sorted(m.content for m in scoped) == ["Summary of c1.", "User mentioned c1."]
+    # UserKnowledge is not scoped by conversation_id: the filter leaves it whole.
+    assert sorted((m.content, m.properties) for m in scoped) == [
+        ("Summary of c1.", {"conversation_id": "c1"}),
+        ("User mentioned c1.", None),
+        ("User mentioned c2.", None),
+    ]
     cleared = await search(
         engine,
         project,
@@ -117,12 +124,28 @@ async def test_property_filters_with_per_topic_override(engine: Engine, project:
         user_id="u1",
         properties={"conversation_id": "c1"},
         topics=[
-            "ConversationSummary",
+            {"name": "ConversationSummary", "properties": {"conversation_id": None}},
             {"name": "UserKnowledge", "properties": {"conversation_id": None}},
         ],
     )
     assert sorted(m.content for m in cleared) == [
         "Summary of c1.",
+        "Summary of c2.",
         "User mentioned c1.",
         "User mentioned c2.",
+    ]
+    with pytest.raises(InvalidRequest) as refused:
+        await search(
+            engine,
+            project,
+            "mentioned",
+            group="chat",
+            user_id="u1",
+            topics=[
+                "ConversationSummary",
+                {"name": "UserKnowledge", "properties": {"client": "web"}},
+            ],
+        )
+    assert [(e.location, e.value) for e in refused.value.errors] == [
+        ("body.topics[1].properties.client", "web")
     ]

@@ -66,8 +66,9 @@ async def test_quickstart_without_an_api_key(offline_engine: Engine, project: st
         topics=["UserKnowledge"],
     )
     assert hits and hits[0].content == "User prefers dark mode in every editor."
-    profile = await search(offline_engine, project, "-", mode="fetch", user_id="sam")
-    assert len(profile) == 1 and profile[0].topic == "UserProfile"
+    fetched = await search(offline_engine, project, "-", mode="fetch", user_id="sam")
+    # Fetch: the bounded profile first, then the other memories of the scope.
+    assert [m.topic for m in fetched] == ["UserProfile", "UserKnowledge", "UserKnowledge"]
 
 
 async def test_offline_preference_change_keeps_history(

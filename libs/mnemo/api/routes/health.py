@@ -1,4 +1,4 @@
-"""Liveness, readiness and Prometheus metrics; none of them needs a key."""
+"""Engram's `GET /health`, and mnemo's liveness, readiness and metrics; none needs a key."""
 
 from __future__ import annotations
 
@@ -8,18 +8,29 @@ from sqlalchemy import text
 
 from mnemo.api.deps import EngineDep
 from mnemo.api.problems import problem_response
-from mnemo.api.schemas import Health
+from mnemo.api.schemas import EngramHealth, Health
 
-router = APIRouter(tags=["mnemo extensions"])
+router = APIRouter()
 
 
-@router.get("/healthz", response_model=Health)
+@router.get("/health", response_model=EngramHealth, tags=["health"])
+async def health() -> EngramHealth:
+    """Engram's service health: the process is up. Unauthenticated, outside `/v1`."""
+    return EngramHealth(status="healthy", service="mnemo")
+
+
+@router.get("/healthz", response_model=Health, tags=["mnemo extensions"])
 async def healthz() -> Health:
     """The process is up."""
     return Health(status="ok")
 
 
-@router.get("/readyz", response_model=Health, responses={503: {"description": "DB unreachable"}})
+@router.get(
+    "/readyz",
+    response_model=Health,
+    responses={503: {"description": "DB unreachable"}},
+    tags=["mnemo extensions"],
+)
 async def readyz(engine: EngineDep) -> Health | Response:
     """The database answers."""
     try:
@@ -30,7 +41,7 @@ async def readyz(engine: EngineDep) -> Health | Response:
     return Health(status="ready")
 
 
-@router.get("/metrics", response_class=Response)
+@router.get("/metrics", response_class=Response, tags=["mnemo extensions"])
 async def metrics() -> Response:
     """Prometheus exposition of the engine's and gateway's metrics."""
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

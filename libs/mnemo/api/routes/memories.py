@@ -1,4 +1,5 @@
-"""Engram v1 memory routes, plus mnemo's list, history and hard-erase extensions."""
+"""Engram v1 memory routes (add, search, list, get, delete), plus mnemo's history and
+hard-erase extensions."""
 
 from __future__ import annotations
 
@@ -37,14 +38,10 @@ async def search_memories(
     return MemoryPage.model_validate({"memories": found, "total": len(found)}, from_attributes=True)
 
 
-@router.post(
-    "/list",
-    response_model=MemoryPage,
-    response_model_exclude_none=True,
-    tags=["mnemo extensions"],
-)
+@router.post("/list", response_model=MemoryPage, response_model_exclude_none=True)
 async def list_memories(body: ListBody, engine: EngineDep, project: ProjectDep) -> MemoryPage:
-    """mnemo extension: newest memories first without a query; `total` counts all matches."""
+    """List memories without a query, newest first; `total` counts all matches. Filters as in
+    search: `topics` (with per-topic `properties`), `user_id`, `properties`, `limit`."""
     reject_nul_in_body(body)
     found, total = await engine.list_memories(project, body)
     return MemoryPage.model_validate({"memories": found, "total": total}, from_attributes=True)

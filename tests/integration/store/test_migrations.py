@@ -1,0 +1,63 @@
+"""Migrations on real Postgres: 0004 keeps on each memory only its topic's scope properties."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from mnemo.domain.templates import group_from_template
+from mnemo.store.database import migrate
+from tests.support.postgres import EmbeddedPostgres
+
+pytestmark = pytest.mark.integration
+
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def _memory(memory_id: str, topic: str, properties: dict[str, str]) -> dict[str, object]:
+    return {
+        "id": memory_id,
+        "topic": topic,
+        "properties": json.dumps(properties),
+        "embedding": "[" + ",".join(["0.1"] * 384) + "]",
+        "now": NOW,
+    }
+
+
+def test_0004_strips_properties_a_topic_is_not_scoped_by(postgres: EmbeddedPostgres) -> None:
+    url = postgres.new_database("migrate")
+    migrate(url, 384, "0003")
+    group = group_from_template("default", "engram_quickstart").model_dump(mode="json")
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO groups VALUES ('p', 'default', CAST(:config AS jsonb), :now, :now)"),
+            {"config": json.dumps(group), "now": NOW},
+        )
+        conn.execute(
+            text(
+                'INSERT INTO memories (id, project, "group", topic, user_id, properties, content,'
+                " embedding, status, version, run_ids, created_at, updated_at) VALUES (:id, 'p',"
+                " 'default', :topic, 'ana', CAST(:properties AS jsonb), 'x', CAST(:embedding AS"
+                " vector), 'active', 1, ARRAY['r1'], :now, :now)"
+            ),
+            [
+                _memory("prefs", "DeveloperPreferences", {"repo_name": "a/b", "session_id": "s"}),
+                _memory("steps", "Processes", {"repo_name": "a/b", "session_id": "s"}),
+                _memory("session", "SessionHistory", {"repo_name": "a/b", "session_id": "s"}),
+                _memory("gone", "RemovedTopic", {"repo_name": "a/b"}),
+            ],
+        )
+    migrate(url, 384)
+    with engine.connect() as conn:
+        stored = dict(conn.execute(text("SELECT id, properties FROM memories")).all())
+    engine.dispose()
+    assert stored == {
+        "prefs": {},
+        "steps": {"repo_name": "a/b"},
+        "session": {"repo_name": "a/b", "session_id": "s"},
+        "gone": {"repo_name": "a/b"},  # its topic is no longer in the group: left as it was
+    }
