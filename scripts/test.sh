@@ -14,8 +14,9 @@ $PY -m pytest tests -m "not kafka" -q -p no:cacheprovider --basetemp "$BASETEMP/
 
 if [ -d tests/kafka ] && [ -f deploy/kafka/kafka.sh ]; then
   export KAFKA_DATA_DIR="${KAFKA_DATA_DIR:-$(mktemp -d /tmp/mnemo-kafka.XXXXXX)}"
-  # KAFKA_PORT (default 9092) lets several checkouts run their suites side by side.
-  export MNEMO_KAFKA_BOOTSTRAP_SERVERS="127.0.0.1:${KAFKA_PORT:-9092}"
+  # KAFKA_PORT (default 9092) lets several checkouts run their suites side by side; the
+  # Kafka suite connects to it (and may restart this broker, which it manages).
+  export KAFKA_PORT="${KAFKA_PORT:-9092}"
   trap 'bash deploy/kafka/kafka.sh down || true; rm -rf "$BASETEMP"' EXIT
   bash deploy/kafka/kafka.sh up
   $PY -m pytest tests/kafka -m kafka -q -p no:cacheprovider --basetemp "$BASETEMP/kafka" || status=$?
