@@ -3,9 +3,14 @@
 - every query is filtered by project and group;
 - user-scoped topics require and filter by `user_id` (hard isolation);
 - property filters narrow a topic's memories (soft isolation: a search without them sees all).
+
+The operator console browses a whole project (`project_view`): the key's project is the
+boundary there, and user ids are a filter.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import ColumnElement, and_, false, or_
 
@@ -58,3 +63,28 @@ def visible_memories(query: MemoryQuery, group: GroupConfig) -> ColumnElement[bo
         memories.c.status == "active",
         or_(*per_topic),
     )
+
+
+def project_view(
+    project: str,
+    group: GroupConfig,
+    topics: Sequence[str],
+    user_id: str | None,
+    properties: Mapping[str, str],
+) -> ColumnElement[bool]:
+    """The operator console's view of a group: active memories of `topics` across every user
+    of the project (narrowed to `user_id` when given). The project is the hard boundary
+    between keys and is always applied; internal topics stay invisible."""
+    visible = [t for t in topics if not group.topic(t).internal]
+    if not visible:
+        return false()
+    clauses: list[ColumnElement[bool]] = [
+        tenant_filter(project, group.name),
+        memories.c.status == "active",
+        memories.c.topic.in_(visible),
+    ]
+    if user_id is not None:
+        clauses.append(memories.c.user_id == user_id)
+    for key, value in properties.items():
+        clauses.append(memories.c.properties[key].astext == value)
+    return and_(*clauses)
