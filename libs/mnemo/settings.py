@@ -31,9 +31,17 @@ from mnemo.domain.templates import TEMPLATE_NAMES
 
 PREFIX = "MNEMO_"
 # Read by clients and scripts, not by the server: the CLI's remote commands (MNEMO_URL,
-# MNEMO_API_KEY) and scripts/run-distributed.sh (MNEMO_LOG_DIR, MNEMO_METRICS_BASE_PORT).
+# MNEMO_API_KEY), scripts/run-distributed.sh (MNEMO_LOG_DIR, MNEMO_METRICS_BASE_PORT) and the
+# console's browser tests (MNEMO_TEST_CHROMIUM, MNEMO_TEST_CHROMEDRIVER).
 CLIENT_VARIABLES = frozenset(
-    {"MNEMO_URL", "MNEMO_API_KEY", "MNEMO_LOG_DIR", "MNEMO_METRICS_BASE_PORT"}
+    {
+        "MNEMO_URL",
+        "MNEMO_API_KEY",
+        "MNEMO_LOG_DIR",
+        "MNEMO_METRICS_BASE_PORT",
+        "MNEMO_TEST_CHROMIUM",
+        "MNEMO_TEST_CHROMEDRIVER",
+    }
 )
 SERVICES = ("extractor", "buffer", "transformer", "committer")
 

@@ -11,6 +11,7 @@ from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
 from mnemo.api.routes import auth, groups, health, memories, runs, users
 from mnemo.api.text_guard import reject_nul_in_parameters
+from mnemo.console import install_console
 from mnemo.core.engine import Engine
 from mnemo.settings import Settings
 
@@ -22,7 +23,8 @@ changing only `base_url` and `api_key`. Every error is an RFC 7807
 `application/problem+json` document. Engram's own operations include `POST
 /v1/memories/list` and the unauthenticated `GET /health`. Operations tagged **mnemo
 extensions** are not part of Engram v1: history, hard erase, user erasure, run long-poll
-(`?wait=`) and retry, group configuration, `/healthz`, `/readyz` and metrics.
+(`?wait=`) and retry, group configuration, `/healthz`, `/readyz` and metrics. The operator
+console is served at `/console`.
 """
 
 
@@ -67,6 +69,7 @@ def create_app(
     app.state.engine = engine
     for module in (memories, runs, groups, auth, users, health):
         app.include_router(module.router)
+    install_console(app)
     install_problem_handlers(app)
     app.add_middleware(BodySizeLimit, max_body_bytes=settings.max_body_bytes)
     return app

@@ -13,6 +13,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -37,6 +38,7 @@ from mnemo.domain.scope import normalize_user_id
 from mnemo.domain.templates import group_from_document
 from mnemo.settings import Settings
 from mnemo.steps.base import Deps
+from mnemo.store import browse as browse_store
 from mnemo.store import keys, runs
 from mnemo.store import memories as memory_store
 from mnemo.store import search as search_store
@@ -242,6 +244,83 @@ class Engine:
         if versions is None:
             raise NotFound(f"memory '{memory_id}' not found")
         return versions
+
+    # -- operator console reads ---------------------------------------------------------
+    async def list_runs(
+        self,
+        project: str,
+        *,
+        status: RunState | None = None,
+        user_id: str | None = None,
+        before: tuple[datetime, str] | None = None,
+        limit: int = 50,
+    ) -> list[Run]:
+        """The project's runs, newest first; `before` is the last (created_at, run_id) seen."""
+        async with self.database.db.connect() as conn:
+            return await runs.recent(
+                conn,
+                project,
+                status=status,
+                user_id=normalize_user_id(user_id),
+                before=before,
+                limit=limit,
+            )
+
+    async def get_runs(self, project: str, run_ids: list[str]) -> list[Run]:
+        """The project's runs among `run_ids` (others are skipped), newest first."""
+        async with self.database.db.connect() as conn:
+            return await runs.get_many(conn, project, run_ids)
+
+    async def run_input(self, project: str, run_id: str) -> runs.RunInput:
+        async with self.database.db.connect() as conn:
+            found = await runs.submitted(conn, project, run_id)
+        if found is None:
+            raise NotFound(f"run '{run_id}' not found")
+        return found
+
+    async def browse_memories(
+        self,
+        project: str,
+        group: str,
+        *,
+        topic: str | None = None,
+        user_id: str | None = None,
+        properties: dict[str, str] | None = None,
+        limit: int = 25,
+        offset: int = 0,
+    ) -> tuple[list[Memory], int]:
+        """A page of a group's memories across the project's users (the console's view)."""
+        g = await self._group_for_request(project, group)
+        if topic is not None and not g.has_topic(topic):
+            raise InvalidRequest(
+                f"group '{g.name}' has no topic '{topic}'",
+                [FieldError(location="query.topic", value=topic, message="unknown topic")],
+            )
+        topics = [topic] if topic else [t.name for t in g.topics]
+        async with self.database.db.connect() as conn:
+            return await browse_store.browse(
+                conn,
+                project,
+                g,
+                topics=topics,
+                user_id=normalize_user_id(user_id),
+                properties=properties or {},
+                limit=limit,
+                offset=offset,
+            )
+
+    async def memory_run_ids(
+        self, project: str, group: str, user_id: str | None, memory_id: str
+    ) -> list[str]:
+        """The ids of the runs that wrote a memory, oldest first (its provenance)."""
+        g = await self.groups.get(project, group)
+        async with self.database.db.connect() as conn:
+            found = await browse_store.run_ids(
+                conn, project, g, normalize_user_id(user_id), memory_id
+            )
+        if found is None:
+            raise NotFound(f"memory '{memory_id}' not found")
+        return found
 
     # -- API keys -----------------------------------------------------------------------
     async def create_key(self, project: str, name: str) -> tuple[keys.ApiKey, str]:

@@ -58,6 +58,13 @@ class GroupDocument(_Request):
     topics: list[dict[str, object]] | None = None
     pipeline: dict[str, object] | None = None
 
+    def as_document(self) -> dict[str, object]:
+        """The document `Engine.put_group` takes (unset fields and a blank description left out)."""
+        document = self.model_dump(exclude_none=True)
+        if not document.get("description"):
+            document.pop("description", None)
+        return document
+
 
 ErrorLocation = tuple[str | int, ...]
 

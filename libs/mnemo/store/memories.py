@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import ColumnElement, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
@@ -35,7 +35,13 @@ async def get(
 async def list_(
     conn: AsyncConnection, query: MemoryQuery, group: GroupConfig
 ) -> tuple[list[Memory], int]:
-    where = visible_memories(query, group)
+    return await newest_page(conn, visible_memories(query, group), query.limit)
+
+
+async def newest_page(
+    conn: AsyncConnection, where: ColumnElement[bool], limit: int, offset: int = 0
+) -> tuple[list[Memory], int]:
+    """The memories matching `where`, newest first, one page; and how many match in all."""
     total = (
         await conn.execute(select(func.count()).select_from(memories).where(where))
     ).scalar_one()
@@ -44,7 +50,8 @@ async def list_(
             select(*MEMORY_COLUMNS)
             .where(where)
             .order_by(memories.c.updated_at.desc(), memories.c.id)
-            .limit(query.limit)
+            .limit(limit)
+            .offset(offset)
         )
     ).all()
     return [memory_from_row(r) for r in rows], int(total)

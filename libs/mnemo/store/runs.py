@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import insert, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -15,6 +16,19 @@ from mnemo.store.schema import runs
 
 _OPEN = (RunState.running.value, RunState.in_buffer.value)
 RETRY_NOTE = "[retry not started: "
+
+# What `run_from_row` reads: listings skip the raw input, which may be large.
+_SUMMARY = tuple(c for c in runs.c if c.name not in ("raw_input", "properties", "scope_key"))
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """The add behind a run: its raw input and where in the pipeline it started."""
+
+    raw_input: dict[str, Any]
+    properties: dict[str, str]
+    scope_key: str
+    starting_step_id: str
 
 
 async def create(conn: AsyncConnection, rows: Sequence[Mapping[Any, Any]]) -> None:
@@ -28,6 +42,59 @@ async def get(conn: AsyncConnection, project: str, run_id: str) -> Run | None:
         await conn.execute(select(runs).where(runs.c.run_id == run_id, runs.c.project == project))
     ).first()
     return run_from_row(row._mapping) if row else None
+
+
+async def get_many(conn: AsyncConnection, project: str, run_ids: Sequence[str]) -> list[Run]:
+    """The project's runs among `run_ids`, newest first; ids of other projects are skipped."""
+    if not run_ids:
+        return []
+    rows = await conn.execute(
+        select(*_SUMMARY)
+        .where(runs.c.run_id.in_(list(run_ids)), runs.c.project == project)
+        .order_by(runs.c.created_at.desc(), runs.c.run_id.desc())
+    )
+    return [run_from_row(row._mapping) for row in rows]
+
+
+async def recent(
+    conn: AsyncConnection,
+    project: str,
+    *,
+    status: RunState | None = None,
+    user_id: str | None = None,
+    before: tuple[datetime, str] | None = None,
+    limit: int = 50,
+) -> list[Run]:
+    """The project's runs, newest first; `before` (created_at, run_id) pages past a seen run."""
+    stmt = select(*_SUMMARY).where(runs.c.project == project)
+    if status is not None:
+        stmt = stmt.where(runs.c.status == status.value)
+    if user_id is not None:
+        stmt = stmt.where(runs.c.user_id == user_id)
+    if before is not None:
+        at, run_id = before
+        stmt = stmt.where(tuple_(runs.c.created_at, runs.c.run_id) < tuple_(at, run_id))
+    stmt = stmt.order_by(runs.c.created_at.desc(), runs.c.run_id.desc()).limit(limit)
+    return [run_from_row(row._mapping) for row in await conn.execute(stmt)]
+
+
+async def submitted(conn: AsyncConnection, project: str, run_id: str) -> RunInput | None:
+    """What the add of a run carried (kept for retry), or None outside the project."""
+    row = (
+        await conn.execute(
+            select(
+                runs.c.raw_input, runs.c.properties, runs.c.scope_key, runs.c.starting_step_id
+            ).where(runs.c.run_id == run_id, runs.c.project == project)
+        )
+    ).first()
+    if row is None:
+        return None
+    return RunInput(
+        raw_input=row.raw_input,
+        properties=row.properties,
+        scope_key=row.scope_key,
+        starting_step_id=row.starting_step_id,
+    )
 
 
 async def raw(conn: AsyncConnection, run_id: str) -> Mapping[Any, Any] | None:

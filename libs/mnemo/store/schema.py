@@ -69,6 +69,7 @@ runs = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     Index("runs_project_user", "project", "user_id"),
+    Index("runs_project_created", "project", "created_at", "run_id"),
 )
 
 bus_records = Table(

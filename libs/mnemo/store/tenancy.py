@@ -7,15 +7,21 @@
   search and list `properties` "narrow results for topics scoped by passed properties";
 - a per-topic filter (`topics[i].properties`) may name only keys the topic is scoped by;
   `null`, which clears an inherited filter, is accepted for any key.
+
+The operator console browses a whole project (`project_view`): the key's project is the
+boundary there, and user ids are a filter.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import ColumnElement, and_, false, or_
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import MemoryStatus
 from mnemo.domain.requests import FieldError
+from mnemo.domain.scope import scoped_properties
 from mnemo.domain.search import MemoryQuery, TopicSelector
 from mnemo.domain.topics import Topic
 from mnemo.store.schema import memories
@@ -101,3 +107,36 @@ def visible_memories(query: MemoryQuery, group: GroupConfig) -> ColumnElement[bo
         memories.c.status == MemoryStatus.active,
         or_(*per_topic),
     )
+
+
+def project_view(
+    project: str,
+    group: GroupConfig,
+    topics: Sequence[str],
+    user_id: str | None,
+    properties: Mapping[str, str],
+) -> ColumnElement[bool]:
+    """The operator console's view of a group: active memories of `topics` across every user
+    of the project (narrowed to `user_id` when given). The project is the hard boundary
+    between keys and is always applied; internal topics stay invisible."""
+    visible = [t for t in topics if not group.topic(t).internal]
+    if not visible:
+        return false()
+    clauses: list[ColumnElement[bool]] = [
+        tenant_filter(project, group.name),
+        memories.c.status == "active",
+    ]
+    if user_id is not None:
+        clauses.append(memories.c.user_id == user_id)
+    # As in search and list, a property narrows only the topics scoped by it.
+    per_topic = [
+        and_(
+            memories.c.topic == name,
+            *(
+                memories.c.properties[key].astext == value
+                for key, value in scoped_properties(group.topic(name), properties).items()
+            ),
+        )
+        for name in visible
+    ]
+    return and_(*clauses, or_(*per_topic))

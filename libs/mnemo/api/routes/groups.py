@@ -39,7 +39,4 @@ async def put_group(
     The document is the JSON equivalent of a group YAML file.
     """
     reject_nul_in_body(body)
-    document = body.model_dump(exclude_none=True)
-    if not document.get("description"):
-        document.pop("description", None)
-    return await engine.put_group(project, name, document)
+    return await engine.put_group(project, name, body.as_document())

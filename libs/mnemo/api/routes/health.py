@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 
 from mnemo.api.deps import EngineDep
+from mnemo.api.exposition import exposition
 from mnemo.api.problems import problem_response
 from mnemo.api.schemas import EngramHealth, Health
 
@@ -44,4 +45,4 @@ async def readyz(engine: EngineDep) -> Health | Response:
 @router.get("/metrics", response_class=Response, tags=["mnemo extensions"])
 async def metrics() -> Response:
     """Prometheus exposition of the engine's and gateway's metrics."""
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    return Response(exposition(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,114 @@
+"""Groups: their topics, the pipeline as a graph, and editing the configuration."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse
+from starlette.responses import Response
+
+from mnemo.api.deps import EngineDep
+from mnemo.api.routes.groups import GroupName
+from mnemo.console.errors import ConsoleRoute
+from mnemo.console.graph import pipeline_svg
+from mnemo.console.group_editor import (
+    DocumentRefused,
+    EditorError,
+    editable_yaml,
+    parse_document,
+    refusal,
+)
+from mnemo.console.rendering import render
+from mnemo.console.session import CheckedSessionDep, ConsoleSession, SessionDep
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.requests import InvalidRequest
+from mnemo.domain.templates import TEMPLATE_NAMES
+
+router = APIRouter(route_class=ConsoleRoute)
+
+MAX_DOCUMENT_CHARS = 200_000
+
+
+@router.get("/groups")
+async def groups_page(request: Request, session: SessionDep, engine: EngineDep) -> Response:
+    groups = await engine.list_groups(session.project)
+    context = {"groups": groups, "templates": TEMPLATE_NAMES, "errors": []}
+    return render(request, "groups.html", session, context)
+
+
+@router.post("/groups")
+async def create_group(
+    request: Request,
+    session: CheckedSessionDep,
+    engine: EngineDep,
+    name: Annotated[str, Form(max_length=64)] = "",
+    template: Annotated[str, Form(max_length=64)] = "default",
+) -> Response:
+    """A new group from a template, through `put_group` (then edit it on its page)."""
+    errors: list[EditorError] = []
+    existing = {g.name for g in await engine.list_groups(session.project)}
+    if name in existing:
+        errors.append(EditorError("name", f"group '{name}' exists; edit it on its page"))
+    else:
+        try:
+            await engine.put_group(session.project, name, {"template": template})
+        except InvalidRequest as exc:
+            errors = refusal(exc)
+    if not errors:
+        return RedirectResponse(f"/console/groups/{name}?saved=1", status_code=303)
+    groups = await engine.list_groups(session.project)
+    context = {"groups": groups, "templates": TEMPLATE_NAMES, "errors": errors, "name": name}
+    return render(request, "groups.html", session, context, 400)
+
+
+def _group_context(group: GroupConfig, text: str, errors: list[EditorError]) -> dict[str, Any]:
+    return {
+        "group": group,
+        "svg": pipeline_svg(group.pipeline, f"Pipeline of group {group.name}"),
+        "document": text,
+        "errors": errors,
+    }
+
+
+@router.get("/groups/{name}")
+async def group_page(
+    request: Request, name: GroupName, session: SessionDep, engine: EngineDep
+) -> Response:
+    group = await engine.group(session.project, name)
+    context = _group_context(group, editable_yaml(group), [])
+    context["saved"] = request.query_params.get("saved") == "1"
+    return render(request, "group.html", session, context)
+
+
+async def _save(
+    engine: EngineDep, session: ConsoleSession, name: str, text: str
+) -> list[EditorError]:
+    if len(text) > MAX_DOCUMENT_CHARS:
+        return [EditorError("document", f"longer than {MAX_DOCUMENT_CHARS} characters")]
+    try:
+        body = parse_document(text)
+        await engine.put_group(session.project, name, body.as_document())
+    except DocumentRefused as exc:
+        return exc.errors
+    except InvalidRequest as exc:
+        return refusal(exc)
+    return []
+
+
+@router.post("/groups/{name}")
+async def save_group(
+    request: Request,
+    name: GroupName,
+    session: CheckedSessionDep,
+    engine: EngineDep,
+    document: Annotated[str, Form()] = "",
+) -> Response:
+    """Replace the group's configuration; on refusal the editor keeps the text and shows
+    the errors beside it (and nothing is stored)."""
+    current = await engine.group(session.project, name)
+    errors = await _save(engine, session, name, document)
+    if not errors:
+        return RedirectResponse(f"/console/groups/{name}?saved=1", status_code=303)
+    context = _group_context(current, document, errors)
+    return render(request, "group.html", session, context, 400)
