@@ -92,8 +92,17 @@ class Memories(_Resource):
         group: str | None = None,
         properties: dict[str, str] | None = None,
         limit: int = 20,
+        offset: int = 0,
     ) -> SearchResults:
-        request = r.list_request(topics, limit, user_id=user_id, group=group, properties=properties)
+        """Newest first: `limit` memories after skipping `offset`; `total` counts all matches."""
+        request = r.list_request(
+            topics,
+            limit,
+            user_id=user_id,
+            group=group,
+            properties=properties,
+            offset=offset or None,  # sent only when paging, so plain Engram servers see no change
+        )
         with _typed_errors():
             found, total = await self._engine.list_memories(self._project, request)
         return SearchResults(found, total)

@@ -33,8 +33,9 @@ async def get(
 
 
 async def list_(
-    conn: AsyncConnection, query: MemoryQuery, group: GroupConfig
+    conn: AsyncConnection, query: MemoryQuery, group: GroupConfig, offset: int = 0
 ) -> tuple[list[Memory], int]:
+    """Newest first, `query.limit` of them after skipping `offset`; and the count of all."""
     where = visible_memories(query, group)
     total = (
         await conn.execute(select(func.count()).select_from(memories).where(where))
@@ -44,6 +45,7 @@ async def list_(
             select(*MEMORY_COLUMNS)
             .where(where)
             .order_by(memories.c.updated_at.desc(), memories.c.id)
+            .offset(offset)
             .limit(query.limit)
         )
     ).all()
