@@ -57,13 +57,11 @@ class Unauthorized(Exception):
     """Missing, malformed, unknown or revoked API key."""
 
 
-def problem_response(
-    status: int,
-    detail: str,
-    errors: Sequence[FieldError | ProblemError] = (),
-    headers: Mapping[str, str] | None = None,
-) -> JSONResponse:
-    problem = Problem(
+def problem_document(
+    status: int, detail: str, errors: Sequence[FieldError | ProblemError] = ()
+) -> Problem:
+    """The problem document for `status` (also what MCP tool errors carry)."""
+    return Problem(
         title=_TITLES.get(status, "Error"),
         status=status,
         detail=detail,
@@ -71,6 +69,15 @@ def problem_response(
             ProblemError(location=e.location, message=e.message, value=e.value) for e in errors
         ],
     )
+
+
+def problem_response(
+    status: int,
+    detail: str,
+    errors: Sequence[FieldError | ProblemError] = (),
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    problem = problem_document(status, detail, errors)
     return JSONResponse(
         problem.model_dump(mode="json"),
         status_code=status,

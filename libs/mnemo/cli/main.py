@@ -12,6 +12,7 @@ from mnemo.cli import keys
 from mnemo.cli.dlq import dlq_app
 from mnemo.cli.exporter import export_command
 from mnemo.cli.importer import import_command
+from mnemo.cli.mcp import mcp_command
 from mnemo.cli.remote import add_command, runs_command, search_command
 from mnemo.cli.replay import replay_command
 from mnemo.cli.serve import serve_command
@@ -32,6 +33,7 @@ app.command("import")(import_command)
 app.command("export")(export_command)
 app.add_typer(dlq_app, name="dlq")
 app.command("replay")(replay_command)
+app.command("mcp")(mcp_command)
 app.command("status")(status_command)
 
 if __name__ == "__main__":

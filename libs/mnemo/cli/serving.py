@@ -57,6 +57,7 @@ async def serve(settings: Settings) -> None:
         url = f"http://{settings.host}:{settings.port}"
         secret = await local_key(engine, settings)
         typer.echo(f"mnemo listening on {url} (project '{settings.project}')", err=True)
+        typer.echo(f"MCP (Streamable HTTP, same keys): {url}/mcp", err=True)
         deps = engine.deps
         typer.echo(f"llm: {deps.llm.label}; embeddings: {deps.embedder.label}", err=True)
         group, created = await engine.groups.ensure_default(settings.project)
