@@ -7,7 +7,6 @@ need the same MNEMO_DATABASE_URL / --data-dir as the server.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +28,8 @@ app = typer.Typer(
 
 def with_database(data_dir: Path | None, action: Callable[[AsyncConnection], Awaitable[T]]) -> T:
     """Run `action` in one transaction on the configured database, then let go of it."""
+    import asyncio
+
     from mnemo.store.database import connect
 
     settings = settings_with(data_dir=data_dir)

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from mnemo.cli.common import DEFAULT_URL, ApiKeyOption, UrlOption
 
 
@@ -14,6 +12,8 @@ def mcp_command(url: UrlOption = DEFAULT_URL, api_key: ApiKeyOption = None) -> N
     Proxies to the mnemo server at --url with --api-key (or MNEMO_URL / MNEMO_API_KEY);
     stdout carries the protocol, logs go to stderr.
     """
+    import asyncio
+
     from mnemo.mcp.stdio import serve_stdio
 
     asyncio.run(serve_stdio(url, api_key))

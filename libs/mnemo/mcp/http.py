@@ -13,6 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.context import ServerRequestContext
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import HTTPConnection
 from starlette.types import Receive, Scope, Send
 
@@ -29,6 +30,15 @@ PATH = "/mcp"
 _PROJECT = "mnemo.project"  # ASGI scope key: the project of the request's key
 
 
+def _rebinding_checks(settings: Settings) -> TransportSecuritySettings | None:
+    """Without keys (auth disabled, loopback only) the SDK refuses foreign Host and Origin
+    headers, so a web page cannot reach the server through DNS rebinding. With keys, such a
+    page has no key to send; checking would only refuse reverse proxies keeping their Host."""
+    if settings.auth_disabled:
+        return None  # the SDK's loopback defaults
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
 class McpEndpoint:
     """The ASGI app mounted at PATH; `running()` belongs in the gateway's lifespan."""
 
@@ -39,7 +49,8 @@ class McpEndpoint:
         # Builds the SDK's session manager; its own Starlette app is not used.
         server.streamable_http_app(
             stateless_http=True,
-            host=settings.host,  # loopback: the SDK refuses foreign Host/Origin headers
+            host=settings.host,
+            transport_security=_rebinding_checks(settings),
             max_request_body_size=settings.max_body_bytes,
         )
         self._sessions = server.session_manager
