@@ -15,8 +15,9 @@ import pytest
 from tests.api.live_server import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("torch", "sentence_transformers", "transformers", "mnemo.engine", "mnemo.store",
-         "sqlalchemy", "fastapi", "uvicorn", "mcp")  # fmt: skip
+HEAVY = ("torch", "sentence_transformers", "transformers", "sqlalchemy", "fastapi", "uvicorn",
+         "mcp", "mcp_types")  # fmt: skip
+HEAVY_MNEMO = ("mnemo.engine", "mnemo.store", "mnemo.embeddings", "mnemo.llm")
 # What a remote command (add, search, runs, export, import, status) loads once it runs.
 REMOTE = ("mnemo.cli.main", "mnemo.client.sync", "mnemo.client.models", "mnemo.client.errors")
 
@@ -34,13 +35,22 @@ def loaded(code: str, env: dict[str, str] | None = None) -> list[str]:
 
 
 def heavy(modules: list[str]) -> list[str]:
-    return [m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY)]
+    return [m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY_MNEMO)]
 
 
 def test_remote_commands_import_no_engine() -> None:
     modules = loaded("\n".join(f"import {m}" for m in REMOTE))
     assert "mnemo.cli.main" in modules and "mnemo.client.sync" in modules
     assert heavy(modules) == []
+
+
+def test_mcp_stdio_imports_no_engine_nor_fastapi() -> None:
+    """`mnemo mcp` needs the MCP SDK and the HTTP client, not the gateway or the engine."""
+    modules = loaded("import mnemo.cli.main\nimport mnemo.mcp.stdio")
+    assert "mcp.server.mcpserver" in modules
+    assert [
+        m for m in heavy(modules) if m.split(".")[0] not in ("mcp", "mcp_types", "uvicorn")
+    ] == []
 
 
 def test_help_imports_no_client() -> None:

@@ -15,7 +15,12 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
-from mnemo.api.problems import Problem, ProblemError, problem_document, validation_errors
+from mnemo.api.problem_documents import (
+    Problem,
+    ProblemError,
+    problem_document,
+    validation_errors,
+)
 from mnemo.client.errors import APIError, ConnectionError, error_for
 
 ARGUMENTS = "arguments"
