@@ -6,20 +6,9 @@ import httpx
 import pytest
 
 from tests.api.fixtures import Tenant
+from tests.mcp.tools import ACCEPT, INITIALIZE
 
 pytestmark = pytest.mark.integration
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 @pytest.mark.parametrize(

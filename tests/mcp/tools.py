@@ -7,6 +7,19 @@ from typing import Any
 
 from mcp.client import Client
 
+# A raw `initialize` over Streamable HTTP, for tests below the MCP client library.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
 
 async def call(client: Client, tool: str, **arguments: Any) -> Any:
     """The tool's structured result; fails the test on a tool error."""

@@ -96,12 +96,7 @@ class Memories(_Resource):
     ) -> SearchResults:
         """Newest first: `limit` memories after skipping `offset`; `total` counts all matches."""
         request = r.list_request(
-            topics,
-            limit,
-            user_id=user_id,
-            group=group,
-            properties=properties,
-            offset=offset or None,  # sent only when paging, so plain Engram servers see no change
+            topics, limit, offset, user_id=user_id, group=group, properties=properties
         )
         with _typed_errors():
             found, total = await self._engine.list_memories(self._project, request)

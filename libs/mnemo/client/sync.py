@@ -68,12 +68,7 @@ class Memories:
     ) -> SearchResults:
         """Newest first: `limit` memories after skipping `offset`; `total` counts all matches."""
         request = r.list_request(
-            topics,
-            limit,
-            user_id=user_id,
-            group=group,
-            properties=properties,
-            offset=offset or None,  # sent only when paging, so plain Engram servers see no change
+            topics, limit, offset, user_id=user_id, group=group, properties=properties
         )
         return self._t.send(r.list_memories(request))
 

@@ -6,18 +6,7 @@ import httpx
 
 from mnemo.mcp.http import McpEndpoint
 from mnemo.settings import Settings
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
-HEADERS = {"Accept": "application/json, text/event-stream"}
+from tests.mcp.tools import ACCEPT, INITIALIZE
 
 
 async def test_a_keyless_endpoint_refuses_foreign_origins() -> None:
@@ -30,14 +19,14 @@ async def test_a_keyless_endpoint_refuses_foreign_origins() -> None:
         ) as http,
     ):
         foreign = await http.post(
-            "/mcp", json=INITIALIZE, headers=HEADERS | {"Origin": "http://evil.example"}
+            "/mcp", json=INITIALIZE, headers=ACCEPT | {"Origin": "http://evil.example"}
         )
         assert foreign.status_code == 403
         rebound = await http.post(
-            "/mcp", json=INITIALIZE, headers=HEADERS | {"Host": "evil.example"}
+            "/mcp", json=INITIALIZE, headers=ACCEPT | {"Host": "evil.example"}
         )
         assert rebound.status_code == 421
         local = await http.post(
-            "/mcp", json=INITIALIZE, headers=HEADERS | {"Origin": "http://127.0.0.1:8080"}
+            "/mcp", json=INITIALIZE, headers=ACCEPT | {"Origin": "http://127.0.0.1:8080"}
         )
         assert local.status_code == 200 and '"mnemo"' in local.text
