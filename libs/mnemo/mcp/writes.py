@@ -94,7 +94,7 @@ async def run_status(run_id: RunId, wait_seconds: WaitSeconds = 0.0) -> RunOut:
     """A run's status (running, in_buffer, completed, failed) and the memories it committed.
 
     With wait_seconds, waits for the run to complete or fail first. A failed run carries
-    its error; its input is kept for a retry.
+    its error (its input is kept, so an operator can retry it).
     """
     return await _run(current_client(), run_id, wait_seconds)
 
