@@ -17,7 +17,7 @@ from tests.api.live_server import LiveServer
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "sentence_transformers", "transformers", "sqlalchemy", "fastapi", "uvicorn",
          "mcp", "mcp_types")  # fmt: skip
-HEAVY_MNEMO = ("mnemo.engine", "mnemo.store", "mnemo.embeddings", "mnemo.llm")
+HEAVY_MNEMO = ("mnemo.core", "mnemo.engine", "mnemo.store", "mnemo.embeddings", "mnemo.llm")
 # What a remote command (add, search, runs, export, import, status) loads once it runs.
 REMOTE = ("mnemo.cli.main", "mnemo.client.sync", "mnemo.client.models", "mnemo.client.errors")
 

@@ -43,7 +43,7 @@ def with_database(data_dir: Path | None, action: Callable[[AsyncConnection], Awa
             hnsw_ef_search=settings.hnsw_ef_search,
         )
         try:
-            async with database.engine.begin() as conn:
+            async with database.db.begin() as conn:
                 return await action(conn)
         finally:
             await database.close()

@@ -2,7 +2,7 @@
 
 Tools and resources are written once against the client API (`memories`, `runs`, `groups`):
 over stdio it is an `AsyncMnemoClient` for the remote server; on the gateway, an
-`EmbeddedClient` on the gateway's Engine for the project of the request's API key.
+`EngineClient` on the gateway's Engine for the project of the request's API key.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 
 if TYPE_CHECKING:
-    from mnemo.client import AsyncMnemoClient, EmbeddedClient
+    from mnemo.client.aio import AsyncMnemoClient
+    from mnemo.client.engine_client import EngineClient
 
-MemoryClient: TypeAlias = "AsyncMnemoClient | EmbeddedClient"
+MemoryClient: TypeAlias = "AsyncMnemoClient | EngineClient"
 ClientResolver = Callable[[ServerRequestContext[Any, Any]], MemoryClient]
 
 _client: ContextVar[MemoryClient] = ContextVar("mnemo_mcp_client")

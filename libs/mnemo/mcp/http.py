@@ -1,7 +1,7 @@
 """Streamable HTTP on the gateway at `/mcp`, behind the same API keys as the REST routes.
 
 Every request is authenticated like a REST call (a missing, unknown or revoked key gets a
-401 problem); its tools then act on the key's project through an `EmbeddedClient` on the
+401 problem); its tools then act on the key's project through an `EngineClient` on the
 gateway's Engine, the facade the REST routes call. The SDK runs stateless: each request
 stands alone, so any gateway process can answer any request and none keeps session state.
 """
@@ -19,7 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from mnemo.api.deps import project_of_connection
 from mnemo.api.problems import Unauthorized, problem_response
-from mnemo.client.embedded import EmbeddedClient
+from mnemo.client.engine_client import EngineClient
 from mnemo.mcp.server import build_server
 
 if TYPE_CHECKING:
@@ -69,8 +69,8 @@ class McpEndpoint:
             return
         await self._sessions.handle_request({**scope, _PROJECT: project}, receive, send)
 
-    def _client_for(self, ctx: ServerRequestContext[Any, Any]) -> EmbeddedClient:
+    def _client_for(self, ctx: ServerRequestContext[Any, Any]) -> EngineClient:
         request = ctx.request
         if request is None or _PROJECT not in request.scope:
             raise RuntimeError("an MCP request reached mnemo without passing its key check")
-        return EmbeddedClient(self._engine(), project=request.scope[_PROJECT])
+        return EngineClient(self._engine(), project=request.scope[_PROJECT])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from mnemo.client import AsyncMnemoClient
+from mnemo.client.aio import AsyncMnemoClient
 from mnemo.client.errors import MnemoError
 from mnemo.mcp.server import build_server
 
