@@ -69,8 +69,8 @@ Retrieval = Annotated[
     Literal["hybrid", "vector", "bm25", "fetch"],
     Field(
         description="hybrid (default): meaning and keywords fused; vector: meaning only; bm25: "
-        "keywords only; fetch: the bounded topics' memory of the scope, e.g. a user profile "
-        "(no ranking, the query is ignored).",
+        "keywords only; fetch: the topics' memories of the scope without a query (bounded "
+        "ones such as a user profile first, then the newest).",
     ),
 ]
 
