@@ -96,13 +96,19 @@ def test_erase_user(http: httpx.Client, tenant: Tenant) -> None:
     assert listed == {"memories": [], "total": 0}
 
 
-def test_list_newest_first_with_total(http: httpx.Client, tenant: Tenant) -> None:
+def test_list_newest_first_with_total_and_offset(http: httpx.Client, tenant: Tenant) -> None:
     for text in ("I ski", "I surf", "I sail"):
         _add(http, tenant.user, text)
     page = http.post("/v1/memories/list", json={"user_id": tenant.user, "limit": 2}).json()
     assert page["total"] == 3
     assert [m["content"] for m in page["memories"]] == ["User said: I sail", "User said: I surf"]
     assert "score" not in page["memories"][0]
+    rest = http.post("/v1/memories/list", json={"user_id": tenant.user, "limit": 2, "offset": 2})
+    assert [m["content"] for m in rest.json()["memories"]] == ["User said: I ski"]
+    assert rest.json()["total"] == 3
+    refused = http.post("/v1/memories/list", json={"user_id": tenant.user, "offset": -1})
+    assert refused.status_code == 422
+    assert [e["location"] for e in refused.json()["errors"]] == ["body.offset"]
 
 
 def test_groups(http: httpx.Client, tenant: Tenant) -> None:

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
+from starlette.routing import Route
 
 from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
@@ -13,6 +14,8 @@ from mnemo.api.routes import auth, groups, health, memories, runs, users
 from mnemo.api.text_guard import reject_nul_in_parameters
 from mnemo.console import install_console
 from mnemo.core.engine import Engine
+from mnemo.mcp.http import PATH as MCP_PATH
+from mnemo.mcp.http import McpEndpoint
 from mnemo.settings import Settings
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -23,8 +26,9 @@ changing only `base_url` and `api_key`. Every error is an RFC 7807
 `application/problem+json` document. Engram's own operations include `POST
 /v1/memories/list` and the unauthenticated `GET /health`. Operations tagged **mnemo
 extensions** are not part of Engram v1: history, hard erase, user erasure, run long-poll
-(`?wait=`) and retry, group configuration, `/healthz`, `/readyz` and metrics. The operator
-console is served at `/console`.
+(`?wait=`) and retry, group configuration, `/healthz`, `/readyz` and metrics. MCP
+clients connect to `/mcp` (Streamable HTTP, the same bearer keys). The operator console is
+served at `/console`.
 """
 
 
@@ -53,7 +57,8 @@ def create_app(
             raise RuntimeError("create_app needs an engine or a start_engine function")
         app.state.engine = engine or await start_engine(settings)  # type: ignore[misc]
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             if owned:
                 await app.state.engine.close()
@@ -70,6 +75,9 @@ def create_app(
     for module in (memories, runs, groups, auth, users, health):
         app.include_router(module.router)
     install_console(app)
+    mcp = McpEndpoint(settings, lambda: app.state.engine)
+    # A plain Route: an ASGI endpoint, outside FastAPI's validation and OpenAPI schema.
+    app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))
     install_problem_handlers(app)
     app.add_middleware(BodySizeLimit, max_body_bytes=settings.max_body_bytes)
     return app

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.requests import HTTPConnection
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from mnemo.api.problems import Unauthorized
@@ -30,23 +31,41 @@ EngineDep = Annotated[Engine, Depends(get_engine)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
-async def get_project(
-    engine: EngineDep,
-    settings: SettingsDep,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> str:
-    """The project the bearer key belongs to; 401 for a missing, unknown or revoked key.
+async def project_for_secret(engine: Engine, settings: Settings, secret: str | None) -> str:
+    """The project a bearer key belongs to; Unauthorized for a missing, unknown or revoked key.
 
-    With `auth_disabled` (loopback only) every request acts on `settings.project`.
+    With `auth_disabled` (loopback only) every request acts on `settings.project`. The REST
+    routes and the MCP endpoint both authenticate here.
     """
     if settings.auth_disabled:
         return settings.project
-    if credentials is None or not credentials.credentials:
+    if not secret:
         raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
-    project = await engine.project_for_key(credentials.credentials)
+    project = await engine.project_for_key(secret)
     if project is None:
         raise Unauthorized("invalid or revoked API key")
     return project
 
 
+async def get_project(
+    engine: EngineDep,
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> str:
+    """The project the bearer key belongs to; 401 for a missing, unknown or revoked key."""
+    return await project_for_secret(
+        engine, settings, credentials.credentials if credentials else None
+    )
+
+
 ProjectDep = Annotated[str, Depends(get_project)]
+
+
+async def project_of_connection(
+    connection: HTTPConnection, engine: Engine, settings: Settings
+) -> str:
+    """`get_project` outside FastAPI's routing (the MCP endpoint is a plain ASGI app)."""
+    credentials = await _bearer(connection)
+    return await project_for_secret(
+        engine, settings, credentials.credentials if credentials else None
+    )

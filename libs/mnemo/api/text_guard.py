@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel
 
-from mnemo.api.problems import location_of
+from mnemo.api.problem_documents import location_of
 from mnemo.domain.requests import FieldError, InvalidRequest
 
 NUL = "\x00"

@@ -1,4 +1,9 @@
-"""Options and helpers shared by the CLI commands; settings are built per command."""
+"""Options and helpers shared by the CLI commands; settings are built per command.
+
+Imports stay light here: every command loads this module, so the client, the engine and
+the settings are imported inside the helpers that need them (`mnemo search` must not pay
+for the embedded engine; see tests/cli/test_import_graph.py).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,14 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import BaseModel
 
-from mnemo.client import MnemoClient
-from mnemo.client.errors import MnemoError
-from mnemo.settings import Settings
+if TYPE_CHECKING:
+    from mnemo.client import MnemoClient
+    from mnemo.client.errors import MnemoError
+    from mnemo.settings import Settings
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 
@@ -39,12 +44,17 @@ PropertyOption = Annotated[
 
 def settings_with(**overrides: Any) -> Settings:
     """Settings from the environment, with the options the user actually gave on top."""
+    from mnemo.settings import Settings
+
     return Settings(**{k: v for k, v in overrides.items() if v is not None})
 
 
 @contextmanager
 def remote_client(url: str, api_key: str | None) -> Iterator[MnemoClient]:
     """A client for the server at `url`; client errors end the command with `fail`."""
+    from mnemo.client import MnemoClient
+    from mnemo.client.errors import MnemoError
+
     try:
         with MnemoClient(base_url=url, api_key=api_key) as client:
             yield client
@@ -65,6 +75,8 @@ def parse_properties(pairs: list[str] | None) -> dict[str, str] | None:
 
 
 def to_jsonable(value: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", exclude_none=True)
     if isinstance(value, list | tuple):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import typer
@@ -19,6 +18,8 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON document per line."),
 ) -> None:
     """List every record in the DLQ topic with its error."""
+    import asyncio
+
     from mnemo.kafka.dlqops import list_dlq
 
     entries = asyncio.run(list_dlq(Settings().kafka))
@@ -43,6 +44,8 @@ def replay_command(
     ),
 ) -> None:
     """Re-publish dead-lettered records to their source topics (their runs reopen)."""
+    import asyncio
+
     from mnemo.kafka.dlqops import replay_dlq
 
     entries = asyncio.run(replay_dlq(Settings().kafka, offset or None))

@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
 from mnemo.cli.common import ApiKeyOption, UrlOption, remote_client
-from mnemo.client import MnemoClient
-from mnemo.client.models import GroupSummary
+
+if TYPE_CHECKING:
+    from mnemo.client import MnemoClient
+    from mnemo.client.models import GroupSummary
 
 MAX_LIST = 100
 

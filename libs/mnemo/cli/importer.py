@@ -12,15 +12,15 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from tqdm import tqdm
 
 from mnemo.cli.common import ApiKeyOption, UrlOption, fail, remote_client
-from mnemo.client import MnemoClient
-from mnemo.client.errors import MnemoError
-from mnemo.client.models import InputLike, PreExtractedInput
+
+if TYPE_CHECKING:
+    from mnemo.client import MnemoClient
+    from mnemo.client.models import InputLike
 
 
 @dataclass
@@ -49,6 +49,8 @@ class ImportState:
 
 def line_to_add(record: dict[str, Any]) -> tuple[InputLike, dict[str, Any]]:
     """A JSONL record -> (input, add keyword arguments)."""
+    from mnemo.client.models import PreExtractedInput
+
     options = {k: record.get(k) for k in ("user_id", "group", "properties")}
     if "messages" in record:
         return record["messages"], options
@@ -63,6 +65,8 @@ def line_to_add(record: dict[str, Any]) -> tuple[InputLike, dict[str, Any]]:
 
 
 def import_file(client: MnemoClient, source: Path, state_path: Path, progress: bool) -> ImportState:
+    from tqdm import tqdm
+
     state = ImportState.load(state_path)
     lines = source.read_text("utf-8").splitlines()
     bar = tqdm(
@@ -95,6 +99,8 @@ def import_command(
     api_key: ApiKeyOption = None,
 ) -> None:
     """Import a JSONL file of adds; safe to re-run after an interruption."""
+    from mnemo.client.errors import MnemoError
+
     state_path = ImportState.path_for(file)
     if restart:
         state_path.unlink(missing_ok=True)

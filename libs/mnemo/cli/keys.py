@@ -1,20 +1,23 @@
 """`mnemo keys create|list|revoke`: manage API keys directly in the database.
 
-These commands open the database through the Engine without workers, so they work while
-the server is down (and need the same MNEMO_DATABASE_URL / --data-dir as the server).
+These commands open only the database (no embedding model, no LLM, no workers), so they
+work while the server is down and answer in the time Postgres takes to start or join. They
+need the same MNEMO_DATABASE_URL / --data-dir as the server.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 from mnemo.cli.common import DataDirOption, ProjectOption, settings_with
-from mnemo.core.engine import Engine
-from mnemo.engine.embedded import start_engine
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
 
 T = TypeVar("T")
 
@@ -23,17 +26,27 @@ app = typer.Typer(
 )
 
 
-def with_engine(
-    settings_overrides: dict[str, object], action: Callable[[Engine], Awaitable[T]]
-) -> T:
-    """Run `action` against an Engine that has no workers, then close it."""
+def with_database(data_dir: Path | None, action: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+    """Run `action` in one transaction on the configured database, then let go of it."""
+    import asyncio
+
+    from mnemo.store.database import connect
+
+    settings = settings_with(data_dir=data_dir)
 
     async def main() -> T:
-        engine = await start_engine(settings_with(**settings_overrides), run_workers=False)
+        database = await connect(
+            settings.database_url,
+            settings.data_dir,
+            settings.embedding_dim,
+            pool_size=1,
+            hnsw_ef_search=settings.hnsw_ef_search,
+        )
         try:
-            return await action(engine)
+            async with database.db.begin() as conn:
+                return await action(conn)
         finally:
-            await engine.close()
+            await database.close()
 
     return asyncio.run(main())
 
@@ -45,19 +58,22 @@ def create(
     data_dir: DataDirOption = None,
 ) -> None:
     """Create a key and print ONLY the secret on stdout (it is never shown again)."""
+    from mnemo.store import keys
 
-    async def action(engine: Engine) -> str:
-        _, secret = await engine.create_key(project or engine.settings.project, name)
-        return secret
-
-    typer.echo(with_engine({"data_dir": data_dir}, action))
+    owner = project or settings_with().project
+    _, secret = with_database(
+        data_dir, lambda conn: keys.create(conn, owner, name, datetime.now(UTC))
+    )
+    typer.echo(secret)
 
 
 @app.command("list")
 def list_(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
     """List keys: id, project, name, prefix, created, revoked."""
-    keys = with_engine({"data_dir": data_dir}, lambda engine: engine.list_keys(project))
-    for key in keys:
+    from mnemo.store import keys
+
+    found = with_database(data_dir, lambda conn: keys.list_(conn, project))
+    for key in found:
         revoked = key.revoked_at.isoformat() if key.revoked_at else "-"
         typer.echo(
             f"{key.id}\t{key.project}\t{key.name}\t{key.prefix}...\t"
@@ -67,8 +83,11 @@ def list_(project: ProjectOption = None, data_dir: DataDirOption = None) -> None
 
 @app.command("revoke")
 def revoke(key_id: str, data_dir: DataDirOption = None) -> None:
-    """Revoke a key by id (see `mnemo keys list`)."""
-    if not with_engine({"data_dir": data_dir}, lambda engine: engine.revoke_key(key_id)):
+    """Revoke a key by id (see `mnemo keys list`). Servers stop accepting it within 5 s."""
+    from mnemo.store import keys
+
+    revoked = with_database(data_dir, lambda conn: keys.revoke(conn, key_id, datetime.now(UTC)))
+    if not revoked:
         typer.echo(f"no active key with id {key_id}", err=True)
         raise typer.Exit(code=1)
     typer.echo(f"revoked {key_id}", err=True)

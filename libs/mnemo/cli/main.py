@@ -1,4 +1,8 @@
-"""The `mnemo` command (entry point `mnemo.cli.main:app`)."""
+"""The `mnemo` command (entry point `mnemo.cli.main:app`).
+
+Command modules import only typer at load time; each command imports what it needs when it
+runs, so remote commands start fast and only `serve` loads the engine.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,11 @@ from mnemo.cli import keys
 from mnemo.cli.dlq import dlq_app
 from mnemo.cli.exporter import export_command
 from mnemo.cli.importer import import_command
+from mnemo.cli.mcp import mcp_command
 from mnemo.cli.remote import add_command, runs_command, search_command
 from mnemo.cli.replay import replay_command
 from mnemo.cli.serve import serve_command
+from mnemo.cli.status import status_command
 
 app = typer.Typer(
     name="mnemo",
@@ -27,6 +33,8 @@ app.command("import")(import_command)
 app.command("export")(export_command)
 app.add_typer(dlq_app, name="dlq")
 app.command("replay")(replay_command)
+app.command("mcp")(mcp_command)
+app.command("status")(status_command)
 
 if __name__ == "__main__":
     app()

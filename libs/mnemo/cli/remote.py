@@ -1,8 +1,11 @@
-"""`mnemo add|search|runs`: talk HTTP to a running server (--url / --api-key)."""
+"""`mnemo add|search|runs`: talk HTTP to a running server (--url / --api-key).
+
+Light at import (typer only): the client is imported when a command runs.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,8 +19,9 @@ from mnemo.cli.common import (
     print_json,
     remote_client,
 )
-from mnemo.client.models import RetrievalConfig
-from mnemo.client.models import retrieval as named_retrieval
+
+if TYPE_CHECKING:
+    from mnemo.client.models import RetrievalConfig
 
 WaitOption = Annotated[
     float | None,
@@ -67,6 +71,8 @@ def search_command(
 
 
 def _retrieval_config(kind: str, limit: int) -> RetrievalConfig:
+    from mnemo.client.models import retrieval as named_retrieval
+
     try:
         return named_retrieval(kind, limit)
     except ValueError as exc:

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import typer
 
 from mnemo.settings import Settings
@@ -16,6 +14,8 @@ def replay_command(
     project: str = typer.Option(None, "--project", help="Only this project's adds."),
 ) -> None:
     """Re-run GROUP's adds from the raw topic through INTO's pipeline (distributed mode)."""
+    import asyncio
+
     from mnemo.kafka.replayops import replay_group
 
     run_ids = asyncio.run(replay_group(Settings().kafka, group, into, project))

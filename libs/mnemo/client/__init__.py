@@ -1,7 +1,14 @@
-"""Python clients for mnemo: sync and async over HTTP, and embedded (in-process)."""
+"""Python clients for mnemo: sync and async over HTTP, and embedded (in-process).
+
+`EmbeddedClient` is imported on first use: it brings the whole engine, which the HTTP
+clients (and the CLI's remote commands) must not pay for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from mnemo.client.aio import AsyncMnemoClient
-from mnemo.client.embedded import EmbeddedClient
 from mnemo.client.errors import (
     APIError,
     AuthenticationError,
@@ -31,6 +38,9 @@ from mnemo.client.models import (
 )
 from mnemo.client.sync import MnemoClient
 
+if TYPE_CHECKING:
+    from mnemo.client.embedded import EmbeddedClient
+
 __all__ = [
     "APIError",
     "AddResult",
@@ -59,3 +69,11 @@ __all__ = [
     "ValidationError",
     "VectorRetrieval",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "EmbeddedClient":
+        from mnemo.client.embedded import EmbeddedClient
+
+        return EmbeddedClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,175 +9,22 @@ raises the same typed errors.
 
 from __future__ import annotations
 
-import builtins
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from mnemo.client import requests as r
-from mnemo.client.errors import NotFoundError, RunTimeoutError, error_for
-from mnemo.client.models import (
-    AddResult,
-    GroupConfig,
-    GroupSummary,
-    InputLike,
-    Memory,
-    MemoryVersion,
-    Run,
-    SearchResults,
-)
+from mnemo.client.engine_client import EngineClient
 from mnemo.core.engine import Engine
-from mnemo.domain.requests import GroupDocument, InvalidRequest, NotFound
 from mnemo.engine.embedded import start_engine
 from mnemo.settings import Settings
 
 
-@contextmanager
-def _typed_errors() -> Iterator[None]:
-    """Engine refusals become the errors the HTTP clients raise for the same request."""
-    try:
-        yield
-    except InvalidRequest as exc:
-        errors = [e.model_dump() for e in exc.errors]
-        raise error_for(exc.status, {"detail": exc.detail, "errors": errors}) from exc
-    except NotFound as exc:
-        raise NotFoundError(404, {"detail": str(exc)}) from exc
-
-
-class _Resource:
-    def __init__(self, engine: Engine, project: str) -> None:
-        self._engine = engine
-        self._project = project
-
-
-class Memories(_Resource):
-    async def add(
-        self,
-        input: InputLike,
-        *,
-        user_id: str | None = None,
-        group: str | None = None,
-        properties: dict[str, str] | None = None,
-        root: str | None = None,
-    ) -> AddResult:
-        request = r.add_request(
-            input, user_id=user_id, group=group, properties=properties, root=root
-        )
-        with _typed_errors():
-            run = await self._engine.add(self._project, request)
-        return AddResult(run_id=run.run_id, status=run.status, error=run.error)
-
-    async def search(
-        self,
-        query: str,
-        *,
-        topics: builtins.list[r.TopicLike] | None = None,
-        user_id: str | None = None,
-        group: str | None = None,
-        properties: dict[str, str] | None = None,
-        retrieval_config: r.RetrievalLike = None,
-    ) -> SearchResults:
-        request = r.search_request(
-            query, topics, retrieval_config, user_id=user_id, group=group, properties=properties
-        )
-        with _typed_errors():
-            found = await self._engine.search(self._project, request)
-        return SearchResults(found, len(found))
-
-    async def list(
-        self,
-        *,
-        topics: builtins.list[r.TopicLike] | None = None,
-        user_id: str | None = None,
-        group: str | None = None,
-        properties: dict[str, str] | None = None,
-        limit: int = 20,
-    ) -> SearchResults:
-        request = r.list_request(topics, limit, user_id=user_id, group=group, properties=properties)
-        with _typed_errors():
-            found, total = await self._engine.list_memories(self._project, request)
-        return SearchResults(found, total)
-
-    async def get(
-        self, memory_id: str, *, user_id: str | None = None, group: str | None = None
-    ) -> Memory:
-        with _typed_errors():
-            return await self._engine.get_memory(
-                self._project, group or "default", user_id, memory_id
-            )
-
-    async def delete(
-        self,
-        memory_id: str,
-        *,
-        user_id: str | None = None,
-        group: str | None = None,
-        erase: bool = False,
-    ) -> None:
-        remove = self._engine.erase_memory if erase else self._engine.delete_memory
-        with _typed_errors():
-            await remove(self._project, group or "default", user_id, memory_id)
-
-    async def history(
-        self, memory_id: str, *, user_id: str | None = None, group: str | None = None
-    ) -> builtins.list[MemoryVersion]:
-        with _typed_errors():
-            return await self._engine.memory_history(
-                self._project, group or "default", user_id, memory_id
-            )
-
-
-class Runs(_Resource):
-    async def get(self, run_id: str) -> Run:
-        with _typed_errors():
-            return await self._engine.get_run(self._project, run_id)
-
-    async def wait(self, run_id: str, *, timeout: float = 30.0) -> Run:
-        with _typed_errors():
-            run = await self._engine.wait_run(self._project, run_id, timeout)
-        if not run.status.terminal:
-            raise RunTimeoutError(run_id, timeout)
-        return run
-
-    async def retry(self, run_id: str) -> Run:
-        with _typed_errors():
-            return await self._engine.retry_run(self._project, run_id)
-
-
-class Groups(_Resource):
-    async def list(self) -> builtins.list[GroupSummary]:
-        with _typed_errors():
-            return [GroupSummary.of(g) for g in await self._engine.list_groups(self._project)]
-
-    async def get(self, name: str) -> GroupConfig:
-        with _typed_errors():
-            return await self._engine.group(self._project, name)
-
-    async def put(self, name: str, document: dict[str, Any] | GroupDocument) -> GroupConfig:
-        body = GroupDocument.model_validate(document).model_dump(exclude_none=True)
-        with _typed_errors():
-            return await self._engine.put_group(self._project, name, body)
-
-
-class Users(_Resource):
-    async def erase(self, user_id: str) -> int:
-        with _typed_errors():
-            return await self._engine.erase_user(self._project, user_id)
-
-
-class EmbeddedClient:
+class EmbeddedClient(EngineClient):
     """The AsyncMnemoClient API against an Engine in this process (owned or borrowed)."""
 
     def __init__(
         self, engine: Engine, *, project: str | None = None, owns_engine: bool = False
     ) -> None:
-        self.engine = engine
-        self.project = project or engine.settings.project
+        super().__init__(engine, project=project)
         self._owns_engine = owns_engine
-        self.memories = Memories(engine, self.project)
-        self.runs = Runs(engine, self.project)
-        self.groups = Groups(engine, self.project)
-        self.users = Users(engine, self.project)
 
     @classmethod
     async def start(

@@ -97,9 +97,13 @@ def search_request(
         raise _local_error(exc) from exc
 
 
-def list_request(topics: list[TopicLike] | None, limit: int, **fields: Any) -> ListRequest:
+def list_request(
+    topics: list[TopicLike] | None, limit: int, offset: int = 0, **fields: Any
+) -> ListRequest:
+    # offset is sent only when paging, so plain Engram servers see no change
+    given = _given({**fields, "offset": offset or None})
     try:
-        return ListRequest(topics=topics, limit=limit, **_given(fields))
+        return ListRequest(topics=topics, limit=limit, **given)
     except PydanticValidationError as exc:
         raise _local_error(exc) from exc
 

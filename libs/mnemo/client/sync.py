@@ -64,8 +64,12 @@ class Memories:
         group: str | None = None,
         properties: dict[str, str] | None = None,
         limit: int = 20,
+        offset: int = 0,
     ) -> SearchResults:
-        request = r.list_request(topics, limit, user_id=user_id, group=group, properties=properties)
+        """Newest first: `limit` memories after skipping `offset`; `total` counts all matches."""
+        request = r.list_request(
+            topics, limit, offset, user_id=user_id, group=group, properties=properties
+        )
         return self._t.send(r.list_memories(request))
 
     def get(

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from mnemo.api.problems import location_of
+from mnemo.api.problem_documents import location_of
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import GroupDocument, InvalidRequest
 

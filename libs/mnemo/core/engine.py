@@ -191,7 +191,7 @@ class Engine:
         group = await self._group_for_request(project, request.group)
         query = memory_query(project, group, request)
         async with self.db.connect() as conn:
-            return await memory_store.list_(conn, query, group)
+            return await memory_store.list_(conn, query, group, request.offset)
 
     async def get_memory(
         self, project: str, group: str, user_id: str | None, memory_id: str

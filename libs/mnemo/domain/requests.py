@@ -48,6 +48,8 @@ class ListRequest(_Request):
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
     limit: int = Field(default=20, ge=1, le=100)
+    # mnemo extension: skip this many (newest first) to page through all matches.
+    offset: int = Field(default=0, ge=0)
 
 
 class GroupDocument(_Request):

@@ -33,9 +33,9 @@ async def get(
 
 
 async def list_(
-    conn: AsyncConnection, query: MemoryQuery, group: GroupConfig
+    conn: AsyncConnection, query: MemoryQuery, group: GroupConfig, offset: int = 0
 ) -> tuple[list[Memory], int]:
-    return await newest_page(conn, visible_memories(query, group), query.limit)
+    return await newest_page(conn, visible_memories(query, group), query.limit, offset)
 
 
 async def newest_page(

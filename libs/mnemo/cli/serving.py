@@ -1,0 +1,83 @@
+"""What `mnemo serve` runs: gateway + pipeline workers + embedded Postgres (imported on use)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+import uvicorn
+
+from mnemo.api import create_app
+from mnemo.api.app import LOOPBACK_HOSTS
+from mnemo.core.engine import Engine
+from mnemo.core.groups import default_group_status
+from mnemo.engine.embedded import start_engine
+from mnemo.engine.processes import spawn_workers
+from mnemo.settings import Settings
+
+
+async def local_key(engine: Engine, settings: Settings) -> str | None:
+    """On loopback, a fresh key when the project has no active one (shown once)."""
+    if settings.auth_disabled or settings.host not in LOOPBACK_HOSTS:
+        return None
+    active = [k for k in await engine.list_keys(settings.project) if k.revoked_at is None]
+    if active:
+        return None
+    _, secret = await engine.create_key(settings.project, "local")
+    return secret
+
+
+class GracefulServer(uvicorn.Server):
+    """uvicorn re-raises SIGTERM/SIGINT after shutting down, which would kill the process
+    before the engine closes (and stops embedded Postgres); here a signal just stops it."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
+async def serve(settings: Settings) -> None:
+    engine = await start_engine(settings, run_workers=settings.worker_processes == 0)
+    workers = spawn_workers(settings, engine.database.url, settings.worker_processes)
+    try:
+        await workers.wait_ready()
+        url = f"http://{settings.host}:{settings.port}"
+        secret = await local_key(engine, settings)
+        typer.echo(f"mnemo listening on {url} (project '{settings.project}')", err=True)
+        typer.echo(f"MCP (Streamable HTTP, same keys): {url}/mcp", err=True)
+        deps = engine.deps
+        typer.echo(f"llm: {deps.llm.label}; embeddings: {deps.embedder.label}", err=True)
+        group, created = await engine.groups.ensure_default(settings.project)
+        status = default_group_status(settings.project, group, created, settings.default_template)
+        typer.echo(status, err=True)
+        if not settings.llm_configured:
+            typer.echo(
+                "no LLM configured: offline heuristics, not a language model "
+                "(set MNEMO_LLM_BASE_URL / MNEMO_LLM_API_KEY for real extraction)",
+                err=True,
+            )
+        if secret:
+            typer.echo(f"created a local API key: {secret}", err=True)
+            typer.echo(f"  export MNEMO_URL={url} MNEMO_API_KEY={secret}", err=True)
+        elif not settings.auth_disabled:
+            typer.echo("using existing API keys (`mnemo keys create` makes another)", err=True)
+        config = uvicorn.Config(
+            create_app(settings, engine), host=settings.host, port=settings.port, log_level="info"
+        )
+        await GracefulServer(config).serve()
+    finally:
+        await asyncio.to_thread(workers.stop)
+        await engine.close()
