@@ -43,6 +43,16 @@ GROUP = {
         {"id": "commit", "kind": "commit"},
     ]},
 }  # fmt: skip
+# A daily buffer: it does not flush during the test, so only the buffer service's sweep can
+# take an erased user's items out of its table.
+DAILY = {
+    "topics": GROUP["topics"],
+    "pipeline": {"steps": [
+        {"id": "extract", "kind": "extract", "input_type": "string", "next": "day"},
+        {"id": "day", "kind": "buffer", "triggers": {"every_seconds": 86400}, "next": "commit"},
+        {"id": "commit", "kind": "commit"},
+    ]},
+}  # fmt: skip
 
 
 def token() -> str:
@@ -98,14 +108,16 @@ async def test_erase_with_queued_runs_pending_buffers_and_a_replay(
     cluster: Cluster, project: str
 ) -> None:
     await cluster.engine.put_group(project, "ke", GROUP)
+    await cluster.engine.put_group(project, "kd", DAILY)
     victim, other = f"Kvic-{uuid.uuid4().hex[:8]}", f"koth-{uuid.uuid4().hex[:8]}"
-    vt, ot = [token() for _ in range(6)], [token() for _ in range(4)]
+    vt, ot = [token() for _ in range(7)], [token() for _ in range(4)]
     # Committed (a count-2 flush), then one waiting in the buffer (idle trigger), per user.
     done = [await add(cluster, project, "ke", u, f"I like {t}")
             for u, t in ((victim, vt[0]), (victim, vt[1]), (other, ot[0]), (other, ot[1]))]  # fmt: skip
     await wait_all(cluster.engine, project, done, timeout=90)
     waiting = [await add(cluster, project, "ke", victim, f"I read {vt[2]}"),
-               await add(cluster, project, "ke", other, f"I read {ot[2]}")]  # fmt: skip
+               await add(cluster, project, "ke", other, f"I read {ot[2]}"),
+               await add(cluster, project, "kd", victim, f"I nap {vt[6]}")]  # fmt: skip
     await wait_for(cluster, project, waiting, {"in_buffer"})
     # Queued: the extractor is down; two gateway adds and one outside producer's record.
     extractor = cluster.services["extractor"]
@@ -126,14 +138,15 @@ async def test_erase_with_queued_runs_pending_buffers_and_a_replay(
         before = {(h.table, h.column) for h in await scan.find(cluster.engine.db, needles)}
         assert {("runs", "raw_input"), ("runs", "user_id"), ("memories", "content")} <= before
         report = await cluster.engine.erase_user(project, victim)
-        assert report.memories == 2 and report.runs_stopped == 3  # in the buffer + 2 queued
+        assert (report.memories, report.runs_redacted) == (2, 6), report
+        assert report.runs_stopped == 4, report  # two in buffers, two queued
     finally:
         extractor.start()
     await asyncio.to_thread(extractor.wait_ready)
     await wait_for(cluster, project, [*queued, *waiting], {"failed", "completed"})
     await wait_all(cluster.engine, project, [other_queued, waiting[1]], timeout=90)
     await asyncio.sleep(4)  # ticks: the services sweep their tables
-    for run_id in [*queued, waiting[0]]:
+    for run_id in [*queued, waiting[0], waiting[2]]:
         run = await cluster.engine.get_run(project, run_id)
         assert (run.status, run.erased, run.user_id) == (RunState.failed, True, None)
         assert run.error == STOPPED_RUN_ERROR
@@ -146,7 +159,7 @@ async def test_erase_with_queued_runs_pending_buffers_and_a_replay(
     # `mnemo replay` into a new group skips every record of the erased user.
     await cluster.engine.put_group(project, "ke2", GROUP)
     replayed = await replay_group(cluster.ks, cluster.engine.db, "ke", "ke2", project)
-    assert replayed.skipped == {"erased": 6} and len(replayed.run_ids) == 4, replayed
+    assert replayed.skipped == {"erased": 6} and len(replayed.run_ids) == 4, replayed  # "ke" only
     await wait_all(cluster.engine, project, replayed.run_ids, timeout=90)
     leftovers = await scan.find(cluster.engine.db, needles)
     assert leftovers == [], scan.report(leftovers)
