@@ -30,6 +30,8 @@ class RunInput:
     properties: dict[str, str]
     scope_key: str
     starting_step_id: str
+    # Why the input is gone (mnemo.domain.retention.Redaction: erased, expired, ...); None.
+    redaction: str | None = None
 
 
 async def create(conn: AsyncConnection, rows: Sequence[Mapping[Any, Any]]) -> None:
@@ -84,7 +86,11 @@ async def submitted(conn: AsyncConnection, project: str, run_id: str) -> RunInpu
     row = (
         await conn.execute(
             select(
-                runs.c.raw_input, runs.c.properties, runs.c.scope_key, runs.c.starting_step_id
+                runs.c.raw_input,
+                runs.c.properties,
+                runs.c.scope_key,
+                runs.c.starting_step_id,
+                runs.c.redaction,
             ).where(runs.c.run_id == run_id, runs.c.project == project)
         )
     ).first()
@@ -95,6 +101,7 @@ async def submitted(conn: AsyncConnection, project: str, run_id: str) -> RunInpu
         properties=row.properties,
         scope_key=row.scope_key,
         starting_step_id=row.starting_step_id,
+        redaction=row.redaction,
     )
 
 
