@@ -67,7 +67,16 @@ class KafkaSettings(BaseModel):
     dlq_partitions: int = Field(default=1, ge=1, le=64)
     replication_factor: int = Field(default=1, ge=1, le=5)
     # The raw topic is the retained log that `mnemo replay` re-runs: -1 keeps it forever.
-    raw_retention_ms: int = -1
+    # It holds every add's text until then, erased users' included (see the README).
+    raw_retention_ms: int = Field(default=-1, ge=-1)
+    # The DLQ keeps failed records (payloads included) this long; -1: until deleted.
+    dlq_retention_ms: int = Field(default=-1, ge=-1)
+    # The inter-stage channels (extracted, batches, drafts, run-status): 7 days, as Kafka's
+    # default. They carry extracted text while it is in flight.
+    pipeline_retention_ms: int = Field(default=604_800_000, ge=-1)
+    # Compacted table changelogs (buffers, sliding windows): the longest a replaced value,
+    # e.g. a buffer state before an erase removed a user's items, may stay in the log.
+    changelog_max_compaction_lag_ms: int = Field(default=86_400_000, ge=1)
     dlq_enabled: bool = True
     # Consumer group (= faust app id) per service; empty means `{prefix}-{service}`.
     group_extractor: str = ""
@@ -156,6 +165,9 @@ class Settings(BaseSettings):
     worker_nice: int = Field(default=10, ge=0, le=19)
     bus_poll_seconds: float = Field(default=0.2, gt=0)
     buffer_tick_seconds: float = Field(default=1.0, gt=0)
+    # How often raw inputs past their group's retention are redacted (the embedded ticker;
+    # the committer service in the distributed mode).
+    retention_sweep_seconds: float = Field(default=60.0, gt=0)
     dedupe_threshold: float = Field(default=0.9, ge=0, le=1)
 
     # HTTP.

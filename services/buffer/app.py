@@ -1,5 +1,4 @@
-"""Buffer: hold extracted items per scope until a trigger fires (`mnemo.stages.buffer`'s
-transitions; count and topics-present fire on arrival, time triggers on ticks)."""
+"""Buffer: hold extracted items per scope until a trigger fires (`mnemo.stages.buffer`)."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from mnemo.kafka.handler import Incoming, handle
 from mnemo.kafka.runtime import Runtime
 from mnemo.settings import Settings
 from mnemo.stages import buffer as stage
+from mnemo.stages.erasure import withdrawn_if_erased
 from mnemo.stages.routing import Emit
 
 SERVICE = "buffer"
@@ -32,6 +32,8 @@ def create_app(settings: Settings) -> faust.App:
     async def on_item(incoming: Incoming) -> list[Emit]:
         event = decode(StageEvent, incoming.value)
         incoming.run_ids, incoming.scope_key = event.batch.run_ids, event.scope_key
+        if await withdrawn_if_erased(await rt.deps(), event.batch.run_ids):
+            return []
         group = await (await rt.groups()).get(event.batch.project, event.batch.group)
         step = stage.batch_buffer(group, event.step_id)
         key = stage.buffer_key(group.name, step.id, event.scope_key)

@@ -1,4 +1,5 @@
-"""Committer: apply drafts with `stages.commit`, emit run status; apply run-status events."""
+"""Committer: apply drafts with `stages.commit`, emit run status; apply run-status events;
+redact raw inputs past their retention."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from mnemo.kafka.app import make_app
 from mnemo.kafka.channels import channel_names
 from mnemo.kafka.handler import Incoming, handle
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.sweeps import sweep_retention_periodically
 from mnemo.settings import Settings
 from mnemo.stages.commit import commit_stage
 from mnemo.stages.routing import Emit
@@ -37,6 +39,8 @@ def create_app(settings: Settings) -> faust.App:
         deps = await rt.deps()
         await apply_status(deps.db, event, deps.clock.now())
         return []
+
+    sweep_retention_periodically(app, rt)
 
     @app.agent(rt.channels[ChannelKind.drafts])
     async def commit(stream: faust.StreamT) -> None:

@@ -1,6 +1,7 @@
 """Extractor: consume raw adds, run `stages.extract`, produce to the next step's channel.
 
-Sliding-window buffers (which precede extract) keep their windows in a faust table.
+Sliding-window buffers (which precede extract) keep their windows in a faust table, swept
+of erased and expired inputs on the pipeline's ticks.
 """
 
 from __future__ import annotations
@@ -12,32 +13,46 @@ import faust
 from mnemo.events.channels import ChannelKind
 from mnemo.events.codec import decode
 from mnemo.events.raw import RawEvent, derived_run_id
-from mnemo.kafka.app import json_schema, make_app
+from mnemo.kafka.app import changelog_configs, json_schema, make_app
 from mnemo.kafka.channels import channel_names
 from mnemo.kafka.handler import Incoming, handle
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.sweeps import SweepSchedule
 from mnemo.settings import Settings
-from mnemo.stages.extract import Windows, extract_stage
+from mnemo.stages import windows as sliding
+from mnemo.stages.extract import RawPosition, extract_stage
 from mnemo.stages.routing import Emit
 
 SERVICE = "extractor"
 
 
 def create_app(settings: Settings) -> faust.App:
-    app = make_app(SERVICE, settings, [channel_names(settings.kafka).raw])
+    names = channel_names(settings.kafka)
+    raw, ticks = names.raw, names.name(ChannelKind.ticks)
+    app = make_app(SERVICE, settings, [raw])
     rt = Runtime(SERVICE, settings, app)
-    table = app.Table("windows", partitions=settings.kafka.partitions, schema=json_schema())
-    windows = cast(Windows, table)  # a faust table is a changelog-backed MutableMapping
+    table = app.Table("windows", partitions=settings.kafka.partitions, schema=json_schema(),
+                      extra_topic_configs=changelog_configs(settings.kafka))  # fmt: skip
+    windows = cast(sliding.Windows, table)  # a changelog-backed MutableMapping
+    sweeps = SweepSchedule(settings.retention_sweep_seconds)
 
     async def work(incoming: Incoming) -> list[Emit]:
-        raw = decode(RawEvent, incoming.value)
-        run_id = raw.run_id or derived_run_id(incoming.topic, incoming.partition, incoming.offset)
+        event = decode(RawEvent, incoming.value)
+        run_id = event.run_id or derived_run_id(incoming.topic, incoming.partition, incoming.offset)
         incoming.run_ids, incoming.scope_key = [run_id], incoming.key
-        return await extract_stage(await rt.deps(), await rt.groups(), raw, run_id, windows)
+        at = RawPosition(incoming.topic, incoming.partition, incoming.offset, incoming.timestamp)
+        return await extract_stage(await rt.deps(), await rt.groups(), event, run_id, windows, at)
 
-    @app.agent(rt.channels[ChannelKind.raw])
+    async def on_tick(incoming: Incoming) -> list[Emit]:
+        db = (await rt.deps()).db
+        await sweeps.run(db, incoming.partition,
+                         lambda: sliding.sweep(db, windows, incoming.partition))  # fmt: skip
+        return []
+
+    @app.agent(app.topic(raw, ticks, key_serializer="raw", value_serializer="raw"))
     async def extract(stream: faust.StreamT) -> None:
         async for event in stream.events():
-            await handle(rt, Incoming.of(event), work)
+            incoming = Incoming.of(event)
+            await handle(rt, incoming, on_tick if incoming.topic == ticks else work)
 
     return app

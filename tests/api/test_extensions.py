@@ -91,9 +91,34 @@ def test_erase_user(http: httpx.Client, tenant: Tenant) -> None:
     _add(http, tenant.user, "I like tea")
     _add(http, tenant.user, "I like coffee")
     response = http.delete(f"/v1/users/{tenant.user.upper()}")
-    assert response.status_code == 200 and response.json() == {"erased": 2}
+    assert response.status_code == 200
+    assert response.json() == {
+        "erased": 2,  # memories, the field older clients read
+        "memories": 2,
+        "versions": 0,
+        "drafts": 0,
+        "buffer_items": 0,
+        "bus_records": 0,
+        "runs_redacted": 2,
+        "runs_stopped": 0,
+    }
     listed = http.post("/v1/memories/list", json={"user_id": tenant.user}).json()
     assert listed == {"memories": [], "total": 0}
+
+
+def test_an_erased_users_run_keeps_its_id_and_status_but_not_its_content(
+    http: httpx.Client, tenant: Tenant
+) -> None:
+    run = _add(http, tenant.user, "I keep a diary", properties={"device": "phone"})
+    assert run["erased"] is False and run["user_id"] == tenant.user
+    assert http.delete(f"/v1/users/{tenant.user}").json()["runs_redacted"] == 1
+    after = http.get(f"/v1/runs/{run['run_id']}").json()
+    assert after["erased"] is True and after["user_id"] is None
+    assert {k: after[k] for k in ("run_id", "status", "group_id", "input_type", "created_at")} == {
+        k: run[k] for k in ("run_id", "status", "group_id", "input_type", "created_at")
+    }
+    assert after["committed_operations"]["created"] == run["committed_operations"]["created"]
+    assert "diary" not in str(after) and "phone" not in str(after)
 
 
 def test_list_newest_first_with_total_and_offset(http: httpx.Client, tenant: Tenant) -> None:

@@ -176,3 +176,12 @@ def test_static_files_are_served_without_a_key_and_unknown_pages_are_404(tenant:
         missing = client.get("/console/no/such/page")
         assert missing.status_code == 404 and "text/html" in missing.headers["content-type"]
         assert "the console has no page" in missing.text
+
+
+def test_an_erased_users_run_page_says_so_and_shows_none_of_the_input(tenant: Tenant) -> None:
+    run = add(tenant, "I moved to Faro", properties={"device": "tablet"})
+    with _client(tenant) as client:
+        assert client.delete(f"/v1/users/{tenant.user}").status_code == 200
+        page = client.get(f"/console/runs/{run['run_id']}")
+    assert page.status_code == 200 and "erased with its user" in page.text
+    assert "Faro" not in page.text and "tablet" not in page.text and tenant.user not in page.text

@@ -58,7 +58,7 @@ class Service:
         with urllib.request.urlopen(url, timeout=5) as response:
             return response.read().decode()
 
-    def wait_ready(self, timeout: float = 90) -> None:
+    def wait_ready(self, timeout: float = 180) -> None:
         """Until the worker runs its timers: started, joined, and measuring its lag."""
         deadline = time.monotonic() + timeout
         while True:

@@ -49,12 +49,12 @@ async def test_llm_retries_exhausted_fail_the_run_and_a_replay_completes_it(
     assert failed.error and "500" in failed.error
     [entry] = await dlq_with(cluster, lambda r: run.run_id in r.run_ids)
     assert entry.record.reason == "llm"
-    replayed = await replay_dlq(cluster.ks)
+    replayed = (await replay_dlq(cluster.ks, cluster.engine.db)).replayed
     assert run.run_id in {r for e in replayed for r in e.record.run_ids}
     await wait_all(cluster.engine, project, [run.run_id], timeout=60)
     assert (await cluster.engine.get_run(project, run.run_id)).status == RunState.completed
     assert [m.content for m in await memories(cluster.engine, project, "poison")] == [
         "User said: I will fail once"
     ]
-    again = await replay_dlq(cluster.ks)  # only entries added since (the junk, dead again)
+    again = (await replay_dlq(cluster.ks, cluster.engine.db)).replayed  # the junk, dead again
     assert {e.offset for e in again}.isdisjoint({e.offset for e in replayed})

@@ -11,6 +11,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, PlainSerializer, field_validator
 
+from mnemo.domain.erasure import ErasureReport
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import (
     CommittedOperation,
@@ -134,10 +135,12 @@ class GroupList(BaseModel):
     groups: list[GroupSummary]
 
 
-class Erased(BaseModel):
-    """mnemo extension: how many memories a hard erase removed."""
-
-    erased: int
+class Erased(ErasureReport):
+    """mnemo extension: what erasing a user removed, by kind. `erased` counts memories (as
+    it always did); `runs_redacted` counts the user's runs whose content is now gone, of
+    which `runs_stopped` were still queued or in flight and end `failed`. `bus_records` are
+    the embedded mode's queued pipeline records; in the distributed mode the stage services
+    drop the user's queued records as they reach them."""
 
 
 class Health(BaseModel):

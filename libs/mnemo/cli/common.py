@@ -8,14 +8,16 @@ for the embedded engine; see tests/cli/test_import_graph.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
     from mnemo.client import MnemoClient
     from mnemo.client.errors import MnemoError
     from mnemo.settings import Settings
@@ -47,6 +49,21 @@ def settings_with(**overrides: Any) -> Settings:
     from mnemo.settings import Settings
 
     return Settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+@asynccontextmanager
+async def opened_database(settings: Settings) -> AsyncIterator[AsyncEngine]:
+    """The store's database (the replays consult its tombstones and retention)."""
+    from mnemo.store.database import connect
+
+    database = await connect(
+        settings.database_url, settings.data_dir, settings.embedding_dim, 2,
+        settings.hnsw_ef_search,
+    )  # fmt: skip
+    try:
+        yield database.db
+    finally:
+        await database.close()
 
 
 @contextmanager

@@ -6,6 +6,7 @@ import json
 
 import typer
 
+from mnemo.cli.common import opened_database
 from mnemo.settings import Settings
 
 dlq_app = typer.Typer(
@@ -43,10 +44,18 @@ def replay_command(
         help="Replay these DLQ offsets (repeatable); default: all not yet replayed.",
     ),
 ) -> None:
-    """Re-publish dead-lettered records to their source topics (their runs reopen)."""
+    """Re-publish dead-lettered records to their source topics (their runs reopen); records
+    of erased users or past their group's retention are skipped."""
     import asyncio
 
-    from mnemo.kafka.dlqops import replay_dlq
+    from mnemo.kafka.dlqops import DlqReplay, replay_dlq
 
-    entries = asyncio.run(replay_dlq(Settings().kafka, offset or None))
-    typer.echo(f"replayed {len(entries)} record(s)")
+    async def replay() -> DlqReplay:
+        settings = Settings()
+        async with opened_database(settings) as db:
+            return await replay_dlq(settings.kafka, db, offset or None)
+
+    outcome = asyncio.run(replay())
+    for entry, reason in outcome.skipped:
+        typer.echo(f"skipped {entry.offset}: {reason}", err=True)
+    typer.echo(f"replayed {len(outcome.replayed)} record(s), skipped {len(outcome.skipped)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typer
 
+from mnemo.cli.common import opened_database
 from mnemo.settings import Settings
 
 
@@ -13,10 +14,18 @@ def replay_command(
     into: str = typer.Option(..., "--into", help="A fresh group with the changed pipeline."),
     project: str = typer.Option(None, "--project", help="Only this project's adds."),
 ) -> None:
-    """Re-run GROUP's adds from the raw topic through INTO's pipeline (distributed mode)."""
+    """Re-run GROUP's adds from the raw topic through INTO's pipeline (distributed mode).
+    Adds of erased users, and adds past the group's raw-input retention, are skipped."""
     import asyncio
 
-    from mnemo.kafka.replayops import replay_group
+    from mnemo.kafka.replayops import ReplayReport, replay_group
 
-    run_ids = asyncio.run(replay_group(Settings().kafka, group, into, project))
-    typer.echo(f"published {len(run_ids)} add(s) for group '{into}'")
+    async def replay() -> ReplayReport:
+        settings = Settings()
+        async with opened_database(settings) as db:
+            return await replay_group(settings.kafka, db, group, into, project)
+
+    report = asyncio.run(replay())
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items()))
+    typer.echo(f"published {len(report.run_ids)} add(s) for group '{into}'"
+               + (f"; skipped {skipped}" if skipped else ""))  # fmt: skip

@@ -162,7 +162,7 @@ class Groups(_Resource):
 class Users(_Resource):
     async def erase(self, user_id: str) -> int:
         with _typed_errors():
-            return await self._engine.erase_user(self._project, user_id)
+            return (await self._engine.erase_user(self._project, user_id)).erased
 
 
 class EngineClient:

@@ -128,7 +128,7 @@ class Users:
         self._t = transport
 
     def erase(self, user_id: str) -> int:
-        """Hard-erase all memories of a user; returns how many were removed."""
+        """Erase everything of a user (see DELETE /v1/users); returns how many memories went."""
         return self._t.send(r.erase_user(user_id))
 
 

@@ -19,11 +19,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo import metrics
 from mnemo.core.admission import check_add, memory_query
+from mnemo.core.erasure import erase_user
 from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import RunTransport, TransportUnavailable
 from mnemo.core.ttl_cache import TTLCache
+from mnemo.domain.erasure import ErasureReport
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Memory, MemoryVersion, Run, RunState
 from mnemo.domain.requests import (
@@ -39,6 +41,7 @@ from mnemo.domain.templates import group_from_document
 from mnemo.settings import Settings
 from mnemo.steps.base import Deps
 from mnemo.store import browse as browse_store
+from mnemo.store import erasure as erasure_store
 from mnemo.store import keys, runs
 from mnemo.store import memories as memory_store
 from mnemo.store import search as search_store
@@ -147,15 +150,24 @@ class Engine:
             raise TransportUnavailable(f"run '{run_id}' was not retried: {describe(exc)}") from exc
         if claimed is None:
             run = await self.get_run(project, run_id)  # NotFound (404) if it does not exist
-            raise InvalidRequest(
-                f"run '{run_id}' is {run.status.value}; only failed runs retry", status=409
-            )
+            raise InvalidRequest(await self._not_retried(run), status=409)
         try:
             await self.transport.publish(claimed[0])
         except Exception as exc:
             await self._fail_retry(claimed, exc, committed=True)
             raise TransportUnavailable(f"run '{run_id}' was not retried: {describe(exc)}") from exc
         return claimed[0].to_run()
+
+    async def _not_retried(self, run: Run) -> str:
+        """Why a run that exists was not claimed for a retry."""
+        if run.status != RunState.failed:
+            return f"run '{run.run_id}' is {run.status.value}; only failed runs retry"
+        if run.erased:
+            return f"run '{run.run_id}' was erased with its user's data; there is nothing to retry"
+        return (
+            f"run '{run.run_id}' no longer has its raw input (dropped by its group's "
+            "retention); there is nothing to retry"
+        )
 
     async def _fail_retry(
         self, claimed: tuple[RunRecord, str | None], exc: Exception, committed: bool
@@ -216,22 +228,25 @@ class Engine:
     async def erase_memory(
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> None:
+        """Erase one memory with its versions, drafts and buffered copies of its text, and
+        the raw input of runs whose only effect was this memory (`store.erasure`)."""
         g = await self.groups.get(project, group)
         async with self.db.begin() as conn:
-            if not await memory_store.erase(
-                conn, project, g, normalize_user_id(user_id), memory_id
+            if not await erasure_store.erase_memory(
+                conn, project, g, normalize_user_id(user_id), memory_id, self.deps.clock.now()
             ):
                 raise NotFound(f"memory '{memory_id}' not found")
 
-    async def erase_user(self, project: str, user_id: str) -> int:
+    async def erase_user(self, project: str, user_id: str) -> ErasureReport:
+        """Erase everything of the user in the project and leave a tombstone, so queued,
+        in-flight, buffered and replayed data of theirs never comes back (`core.erasure`)."""
         normalized = normalize_user_id(user_id)
         if normalized is None:
             raise InvalidRequest(
                 "user_id must not be blank",
                 [FieldError(location="path.user_id", message="blank user_id")],
             )
-        async with self.db.begin() as conn:
-            return await memory_store.erase_user(conn, project, normalized)
+        return await erase_user(self.db, self.transport, self.deps.clock, project, normalized)
 
     async def memory_history(
         self, project: str, group: str, user_id: str | None, memory_id: str

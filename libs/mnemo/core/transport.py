@@ -7,7 +7,7 @@ only knows this protocol, so it never loads the embedded runner.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -49,6 +49,12 @@ class RunTransport(Protocol):
         A transport with its own broker publishes the run here and returns once the broker
         acknowledged it; it raises otherwise, and the Engine sets the run back to failed.
         """
+        ...
+
+    async def raw_log_position(self) -> dict[str, Any] | None:
+        """Where the transport's retained log of raw adds ends now, for an erase's tombstone:
+        `{"topic": name, "offsets": {partition: end offset}}`, or None when it keeps no such
+        log. Raises if the log cannot be asked (the erase is then refused, nothing removed)."""
         ...
 
     async def start(self) -> None:

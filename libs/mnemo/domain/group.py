@@ -10,6 +10,7 @@ from mnemo.domain.pipeline import (
     Pipeline,
     TransformStep,
 )
+from mnemo.domain.retention import RetentionPolicy
 from mnemo.domain.topics import Topic
 
 
@@ -21,6 +22,7 @@ class GroupConfig(BaseModel):
     topics: tuple[Topic, ...] = Field(min_length=1)
     pipeline: Pipeline
     template: str | None = None
+    retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
 
     @model_validator(mode="after")
     def _topics_consistent(self) -> GroupConfig:

@@ -94,3 +94,5 @@ class Run(BaseModel):
     created_at: datetime
     updated_at: datetime
     committed_operations: CommittedOperations | None = None
+    # mnemo extension: the run's user was erased; its input, user id and properties are gone.
+    erased: bool = False

@@ -59,6 +59,8 @@ class GroupDocument(_Request):
     description: str = ""
     topics: list[dict[str, object]] | None = None
     pipeline: dict[str, object] | None = None
+    # {raw_input_days, drop_raw_input_at_commit}: see mnemo.domain.retention.
+    retention: dict[str, object] | None = None
 
     def as_document(self) -> dict[str, object]:
         """The document `Engine.put_group` takes (unset fields and a blank description left out)."""

@@ -34,10 +34,16 @@ def group_from_template(name: str, template: str) -> GroupConfig:
 
 
 def group_from_document(name: str, document: dict[str, Any]) -> GroupConfig:
-    """A group from a YAML/JSON document: either `{template}` or `{topics, pipeline}`."""
+    """A group from a YAML/JSON document: either `{template}` or `{topics, pipeline}`, each
+    with an optional `retention`."""
     if "template" in document and document.get("template"):
-        extra = set(document) - {"template", "description"}
+        extra = set(document) - {"template", "description", "retention"}
         if extra:
-            raise ValueError(f"a template group takes no other fields (got {sorted(extra)})")
-        return group_from_template(name, document["template"])
+            raise ValueError(
+                f"a template group takes only description and retention (got {sorted(extra)})"
+            )
+        template = {**template_document(document["template"]), "name": name}
+        if document.get("retention") is not None:
+            template["retention"] = document["retention"]
+        return GroupConfig.model_validate({**template, "template": document["template"]})
     return GroupConfig.model_validate({**document, "name": name})

@@ -24,10 +24,11 @@ from mnemo.core.records import RunRecord
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep, CommitStep, Step
+from mnemo.domain.retention import Redaction
 from mnemo.steps.base import Batch, Deps
 from mnemo.steps.commit import commit
 from mnemo.steps.extract import pre_extracted_candidates
-from mnemo.store import buffers, runs
+from mnemo.store import buffers, erasure, runs, tombstones
 
 log = logging.getLogger(__name__)
 
@@ -42,19 +43,28 @@ class PipelineRunner:
         kind = record.payload["kind"]
         metrics.RECORDS_IN.labels(stage=kind).inc()
         if kind == RUN:
-            batch, group, step = await self._start_run(tx, record)
+            started = await self._start_run(tx, record)
         elif kind == FLUSH:
-            batch, group, step = await self._start_flush(record)
+            started = await self._start_flush(record)
         else:
             raise ValueError(f"unknown record kind {kind!r}")
-        await self.execute(tx, group, step, batch)
+        if started is not None:  # None: the run's user was erased meanwhile
+            batch, group, step = started
+            await self.execute(tx, group, step, batch)
 
     async def _start_run(
         self, tx: AsyncConnection, record: Record
-    ) -> tuple[Batch, GroupConfig, Step | None]:
+    ) -> tuple[Batch, GroupConfig, Step | None] | None:
         row = await runs.raw(tx, record.payload["run_id"])
         if row is None:
             raise LookupError(f"run {record.payload['run_id']} has no row")
+        if row["redaction"] == Redaction.erased.value:
+            return None  # the erase ended it (failed, content gone)
+        if await tombstones.erased_among(tx, [row["run_id"]]):  # admitted before the erase
+            await erasure.redact_erased_runs(tx, [row["run_id"]], self.deps.clock.now())
+            return None
+        if row["redaction"] is not None:
+            raise LookupError(f"run {row['run_id']} has no raw input left ({row['redaction']})")
         run = RunRecord.from_row(row)
         group = await self.groups.get(run.project, run.group)
         batch = Batch(
@@ -100,7 +110,9 @@ class PipelineRunner:
                 if not await self._buffer(tx, group, step, batch):
                     return
             elif isinstance(step, CommitStep):
-                await commit(self.deps, tx, group, step, batch)
+                ops = await commit(self.deps, tx, group, step, batch)
+                if ops is not None and ops.withdrawn:
+                    return  # an erased user's runs: nothing was committed, nothing goes on
             metrics.STEP_LATENCY.labels(step=step.kind).observe(time.perf_counter() - started)
             step = group.pipeline.following(step)
 
@@ -111,6 +123,11 @@ class PipelineRunner:
         sliding window), False when the batch waits for a flush."""
         buffer = buffers.BufferKey(batch.project, batch.group, step.id, batch.scope_key)
         now = self.deps.clock.now()
+        erased = await tombstones.guard(tx, batch.run_ids)
+        if erased:  # the user was erased while the batch was in flight: hold nothing
+            others = [r for r in batch.run_ids if r not in erased]
+            await erasure.withdraw(tx, erased, others, now)
+            return False
         if step.mode == "sliding_window":
             earlier = [
                 WindowEntry(i.run_id, i.payload["units"]) for i in await buffers.items(tx, buffer)
@@ -130,9 +147,13 @@ class PipelineRunner:
     ) -> str | None:
         """Turn the scope's buffer into one flush record when a trigger fires."""
         assert step.triggers is not None
+        now = self.deps.clock.now()
         rows = await buffers.items(tx, buffer, lock=True)
+        if flush_reason(step.triggers, items_of([_held(i) for i in rows]), now) is None:
+            return None
+        rows = await self._without_erased(tx, rows)
         held = [_held(i) for i in rows]
-        reason = flush_reason(step.triggers, items_of(held), self.deps.clock.now())
+        reason = flush_reason(step.triggers, items_of(held), now)
         if reason is None:
             return None
         batch = flush_batch(str(uuid.uuid4()), buffer.project, buffer.group, buffer.scope_key, held)
@@ -152,6 +173,18 @@ class PipelineRunner:
         await buffers.remove(tx, [i.id for i in rows])
         log.info("buffer %s/%s flushed %d items (%s)", buffer.group, step.id, len(rows), reason)
         return reason
+
+    async def _without_erased(
+        self, tx: AsyncConnection, rows: list[buffers.BufferedItem]
+    ) -> list[buffers.BufferedItem]:
+        """The items minus those of erased runs, which are deleted (an erase skips items a
+        flush holds locked) before anything of them is flushed."""
+        erased = await tombstones.guard(tx, {i.run_id for i in rows})
+        if not erased:
+            return rows
+        await buffers.remove(tx, [i.id for i in rows if i.run_id in erased])
+        await erasure.redact_erased_runs(tx, erased, self.deps.clock.now())
+        return [i for i in rows if i.run_id not in erased]
 
 
 def _buffer_payloads(batch: Batch) -> list[dict[str, Any]]:

@@ -1,11 +1,14 @@
-"""Time triggers: periodically flush buffers whose idle, since-first or interval time is up."""
+"""Time triggers: periodically flush buffers whose idle, since-first or interval time is up,
+and, less often, redact raw inputs past their group's retention."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from mnemo import metrics
+from mnemo.core.retention import sweep_expired
 from mnemo.domain.pipeline import BufferStep
 from mnemo.domain.requests import NotFound
 from mnemo.engine.runner import PipelineRunner
@@ -36,10 +39,17 @@ async def tick(runner: PipelineRunner) -> int:
     return flushed
 
 
-async def run_ticker(runner: PipelineRunner, every_seconds: float, stop: asyncio.Event) -> None:
+async def run_ticker(
+    runner: PipelineRunner, every_seconds: float, stop: asyncio.Event, sweep_seconds: float
+) -> None:
+    last_sweep = float("-inf")
     while not stop.is_set():
         try:
             await tick(runner)
+            if time.monotonic() - last_sweep >= sweep_seconds:
+                last_sweep = time.monotonic()
+                if redacted := await sweep_expired(runner.deps.db, runner.deps.clock):
+                    log.info("retention: redacted the raw input of %d run(s)", redacted)
         except Exception:
             log.exception("buffer ticker failed; retrying")
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -41,13 +42,16 @@ class EmbeddedTransport:
     async def publish(self, record: RunRecord) -> None:
         self.bus.wake()  # the record committed with the claim: nothing can fail here
 
+    async def raw_log_position(self) -> dict[str, Any] | None:
+        return None  # the bus deletes a record once it is processed: there is no raw log
+
     async def start(self) -> None:
         s = self.settings
         self.workers = WorkerPool(self.runner, self.bus, s.workers, s.bus_poll_seconds)
         self.workers.start()
         self._stop.clear()
         self._ticker = asyncio.create_task(
-            run_ticker(self.runner, s.buffer_tick_seconds, self._stop)
+            run_ticker(self.runner, s.buffer_tick_seconds, self._stop, s.retention_sweep_seconds)
         )
         self._listener = asyncio.create_task(self.bus.listen(self.database_url))
 

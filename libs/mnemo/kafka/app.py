@@ -8,7 +8,7 @@ import faust
 from prometheus_client import generate_latest
 
 from mnemo.kafka.lag import LagMonitor
-from mnemo.settings import Settings
+from mnemo.settings import KafkaSettings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -16,6 +16,13 @@ log = logging.getLogger(__name__)
 def json_schema() -> faust.Schema:
     """Table keys as UTF-8 strings, values as JSON documents."""
     return faust.Schema(key_serializer="raw", value_serializer="json")
+
+
+def changelog_configs(ks: KafkaSettings) -> dict[str, str]:
+    """Topic configs of table changelogs: a replaced or deleted value (e.g. a buffer's state
+    before an erase removed a user's items) is compacted away within this bound."""
+    lag = str(ks.changelog_max_compaction_lag_ms)
+    return {"max.compaction.lag.ms": lag, "segment.ms": lag}
 
 
 def make_app(service: str, settings: Settings, source_topics: list[str]) -> faust.App:

@@ -3,7 +3,8 @@
 The transitions are pure (`mnemo.stages.buffer`); this module only stores their results and
 delivers a pending flush: produce it, wait for the broker's acknowledgement, then clear it.
 A state is written to the changelog (and flushed) before anything that depends on it is
-produced, so a crash at any point re-delivers rather than loses.
+produced, so a crash at any point re-delivers rather than loses. Items of erased users are
+swept out on ticks: the table can only be written inside its partition's stream.
 """
 
 from __future__ import annotations
@@ -17,22 +18,31 @@ from mnemo import metrics
 from mnemo.core.groups import GroupCache
 from mnemo.domain.group import GroupConfig
 from mnemo.events.channels import ChannelKind
-from mnemo.kafka.app import json_schema
+from mnemo.kafka.app import changelog_configs, json_schema
 from mnemo.kafka.metrics import BUFFERED_RUNS
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.sweeps import SweepSchedule
 from mnemo.stages import buffer as stage
 from mnemo.stages.buffer import BufferState
+from mnemo.store import erasure, tombstones
 
 
 class BufferTable:
     def __init__(self, rt: Runtime, table: TableT) -> None:
         self.rt = rt
         self.table = table
+        self.sweeps = SweepSchedule(rt.settings.retention_sweep_seconds)
 
     @classmethod
     def attach(cls, app: faust.App, rt: Runtime) -> BufferTable:
         """The `buffers` table of `app`, co-partitioned with the pipeline channels."""
-        return cls(rt, app.Table("buffers", partitions=rt.ks.partitions, schema=json_schema()))
+        table = app.Table(
+            "buffers",
+            partitions=rt.ks.partitions,
+            schema=json_schema(),
+            extra_topic_configs=changelog_configs(rt.ks),
+        )
+        return cls(rt, table)
 
     def load(self, key: str) -> BufferState | None:
         raw = self.table.get(key)
@@ -64,8 +74,26 @@ class BufferTable:
         state = self.load(key)
         return await self.deliver(key, state, group) if state is not None else None
 
+    async def sweep(self, partition: int) -> None:
+        """Remove the items of erased users' runs from the partition's buffers (an erase
+        cannot reach this table; the runs are redacted if the erase missed them)."""
+        held = {i.run_id for _, state in self.states(partition) for i in state.items}
+        if not held:
+            return
+        deps = await self.rt.deps()
+        async with deps.db.begin() as tx:
+            erased = await tombstones.erased_among(tx, held)
+            await erasure.redact_erased_runs(tx, erased, deps.clock.now())
+        for key, state in self.states(partition):
+            kept = stage.without_runs(state, erased)
+            if kept is not state:
+                await self.save(key, kept)
+
     async def tick(self, partition: int, groups: GroupCache) -> None:
-        """Apply the time triggers to the partition's buffers and deliver what flushed."""
+        """Sweep erased runs out (when an erase happened since), apply the time triggers to
+        the partition's buffers and deliver what flushed."""
+        db = (await self.rt.deps()).db
+        await self.sweeps.run(db, partition, lambda: self.sweep(partition))
         held, now = 0, self.rt.clock.now()
         for key, state in self.states(partition):
             group = await groups.get(state.project, state.group)

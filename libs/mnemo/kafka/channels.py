@@ -7,6 +7,7 @@ import asyncio
 import logging
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError
 
 from mnemo.events.channels import PIPELINE_CHANNELS, ChannelKind, ChannelNames
@@ -23,11 +24,12 @@ def channel_names(ks: KafkaSettings) -> ChannelNames:
 def wanted(ks: KafkaSettings) -> dict[str, tuple[int, dict[str, str]]]:
     """Every channel's Kafka topic with its partition count and configs."""
     names = channel_names(ks)
+    in_flight = {"retention.ms": str(ks.pipeline_retention_ms)}
     out: dict[str, tuple[int, dict[str, str]]] = {
-        names.name(k): (ks.partitions, {}) for k in PIPELINE_CHANNELS
+        names.name(k): (ks.partitions, in_flight) for k in PIPELINE_CHANNELS
     }
     out[names.raw] = (ks.partitions, {"retention.ms": str(ks.raw_retention_ms)})
-    out[names.dlq] = (ks.dlq_partitions, {"retention.ms": "-1"})
+    out[names.dlq] = (ks.dlq_partitions, {"retention.ms": str(ks.dlq_retention_ms)})
     out[names.name(ChannelKind.ticks)] = (ks.partitions, {"retention.ms": "3600000"})
     return out
 
@@ -56,8 +58,39 @@ async def ensure_channels(ks: KafkaSettings, wait_seconds: float = 60.0) -> None
                     f"topic {info['topic']} has {have} partitions but {want} are configured; "
                     "partition counts must match (faust tables hang otherwise)"
                 )
+        await _warn_on_retention_drift(admin, {n: topics[n][1] for n in topics if n in existing})
     finally:
         await admin.close()
+
+
+async def _warn_on_retention_drift(
+    admin: AIOKafkaAdminClient, existing: dict[str, dict[str, str]]
+) -> None:
+    """Topic configs apply when mnemo creates a topic. For topics that existed already, say
+    which retention differs from the settings (e.g. MNEMO_KAFKA_RAW_RETENTION_MS set later),
+    and how to change it: retention decides how long erased users' text stays in the log."""
+    wanted = {name: c["retention.ms"] for name, c in existing.items() if "retention.ms" in c}
+    if not wanted:
+        return
+    resources = [
+        ConfigResource(ConfigResourceType.TOPIC, n, {"retention.ms": None}) for n in wanted
+    ]
+    try:
+        responses = await admin.describe_configs(resources)
+    except KafkaError as exc:  # informational only
+        log.info("topic retention not checked (%s)", exc)
+        return
+    for response in responses:
+        for _, _, _, name, entries in response.resources:
+            have = next((e[1] for e in entries if e[0] == "retention.ms"), None)
+            if name in wanted and have is not None and have != wanted[name]:
+                log.warning(
+                    "topic %s keeps records for retention.ms=%s but %s is configured; topic "
+                    "configs apply at creation only. To change it: kafka-configs.sh "
+                    "--bootstrap-server <broker> --alter --entity-type topics --entity-name %s "
+                    "--add-config retention.ms=%s",
+                    name, have, wanted[name], name, wanted[name],
+                )  # fmt: skip
 
 
 async def _admin(ks: KafkaSettings, wait_seconds: float) -> AIOKafkaAdminClient:

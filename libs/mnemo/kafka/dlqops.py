@@ -4,25 +4,31 @@ Replay publishes a `running` status for the record's runs (reopening them if the
 keyed like the record, so it precedes any new failure on the same status partition), then
 the original payload to its source topic with its original key. Entries already replayed
 are remembered as the committed offset of the `{prefix}-dlq-replay` consumer group.
+Entries whose content is forgotten (an erased user's, raw input past retention) are not
+re-published: they are reported as skipped, and remembered like replayed ones.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import OffsetAndMetadata
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.domain.memory import RunState
 from mnemo.events.channels import ChannelKind
 from mnemo.events.codec import decode, encode
 from mnemo.events.dlq import DlqRecord
+from mnemo.events.raw import RawEvent
 from mnemo.events.status import RunStatusEvent
 from mnemo.kafka.channels import channel_names
-from mnemo.kafka.reader import producer, read_topic
+from mnemo.kafka.forgetting import RawRecordFilter, gone_runs
+from mnemo.kafka.reader import Stored, producer, read_topic
 from mnemo.settings import KafkaSettings
 
 
@@ -45,8 +51,19 @@ async def list_dlq(ks: KafkaSettings, start: dict[int, int] | None = None) -> li
     return out
 
 
-async def replay_dlq(ks: KafkaSettings, offsets: list[int] | None = None) -> list[DlqEntry]:
-    """Re-drive the given DLQ offsets, or every entry not replayed before. Returns them."""
+@dataclass
+class DlqReplay:
+    """The entries re-driven, and those skipped because what they carry is forgotten
+    (an erased user's, or raw input past retention), with the reason."""
+
+    replayed: list[DlqEntry] = field(default_factory=list)
+    skipped: list[tuple[DlqEntry, str]] = field(default_factory=list)
+
+
+async def replay_dlq(
+    ks: KafkaSettings, db: AsyncEngine, offsets: list[int] | None = None
+) -> DlqReplay:
+    """Re-drive the given DLQ offsets, or every entry not replayed (or skipped) before."""
     admin = AIOKafkaAdminClient(bootstrap_servers=ks.bootstrap_servers)
     await admin.start()
     try:
@@ -56,12 +73,47 @@ async def replay_dlq(ks: KafkaSettings, offsets: list[int] | None = None) -> lis
             entries = [e for e in await list_dlq(ks) if e.offset in set(offsets)]
         else:
             entries = await list_dlq(ks, start)
-        await _republish(ks, entries)
+        outcome = await _screen(db, entries)
+        await _republish(ks, outcome.replayed)
         if offsets is None and entries:
             await _remember(ks, entries)
-        return entries
+        return outcome
     finally:
         await admin.close()
+
+
+async def _screen(db: AsyncEngine, entries: list[DlqEntry]) -> DlqReplay:
+    """Split the entries into those to replay and those whose content is forgotten."""
+    outcome = DlqReplay()
+    async with db.connect() as conn:
+        present, gone = await gone_runs(conn, (r for e in entries for r in e.record.run_ids))
+        check = RawRecordFilter(conn, datetime.now(UTC))
+        for entry in entries:
+            reason = next((gone[r] for r in entry.record.run_ids if r in gone), None)
+            raw = _raw_without_row(entry, present)
+            if reason is None and raw is not None:
+                stored = Stored(entry.record.source_topic, entry.record.partition,
+                                entry.record.offset, None, None)  # fmt: skip
+                reason = await check.skip(stored, raw, entry.record.run_ids[0], present, gone)
+            if reason is None:
+                outcome.replayed.append(entry)
+            else:
+                outcome.skipped.append((entry, reason))
+    return outcome
+
+
+def _raw_without_row(entry: DlqEntry, present: set[str]) -> RawEvent | None:
+    """The raw add an entry carries when its run has no row yet (an outside producer's add
+    that failed before its row was written): only its tombstone can tell."""
+    r = entry.record
+    if r.source_topic.split(".")[-2:-1] != ["raw"] or len(r.run_ids) != 1:
+        return None
+    if r.run_ids[0] in present:
+        return None
+    try:
+        return decode(RawEvent, r.payload)
+    except (ValidationError, ValueError):
+        return None
 
 
 def _payload(record: DlqRecord) -> bytes:

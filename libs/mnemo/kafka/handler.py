@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from mnemo import metrics
@@ -38,12 +39,14 @@ class Incoming:
     value: bytes | None
     run_ids: list[str] = field(default_factory=list)
     scope_key: str | None = None
+    timestamp: datetime | None = None  # the broker's record timestamp
 
     @classmethod
     def of(cls, event: Any) -> Incoming:
         m = event.message
         key = m.key.decode("utf-8", errors="replace") if m.key is not None else None
-        return cls(m.topic, m.partition, m.offset, key, m.value)
+        stamp = datetime.fromtimestamp(m.timestamp, UTC) if m.timestamp else None
+        return cls(m.topic, m.partition, m.offset, key, m.value, timestamp=stamp)
 
 
 Work = Callable[[Incoming], Awaitable[list[Emit]]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
@@ -16,6 +17,7 @@ class Stored:
     offset: int
     key: bytes | None
     value: bytes | None
+    timestamp: datetime | None = None  # the broker's record timestamp
 
 
 async def read_topic(
@@ -40,7 +42,10 @@ async def read_topic(
             for tp, messages in sorted(batches.items()):
                 for m in messages:
                     if m.offset < ends[tp]:
-                        yield Stored(topic, tp.partition, m.offset, m.key, m.value)
+                        stamp = (
+                            datetime.fromtimestamp(m.timestamp / 1000, UTC) if m.timestamp else None
+                        )
+                        yield Stored(topic, tp.partition, m.offset, m.key, m.value, stamp)
             for tp in list(open_tps):
                 if await consumer.position(tp) >= ends[tp]:
                     open_tps.discard(tp)

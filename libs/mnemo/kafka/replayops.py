@@ -5,50 +5,92 @@ and publishes each again for `into` with a run id derived from the original one,
 the replay twice adds no run twice. The extractor creates the new runs' rows. Records keep
 their original key (their scope key), so per-scope order is kept when the new group scopes
 like the old one. `root` is dropped: the new pipeline starts at its entry for the input type.
+
+Nothing forgotten comes back: records of erased users, records whose run's raw input was
+redacted (retention, an erased memory) or that are older than the group's `raw_input_days`
+are skipped and counted by reason (`mnemo.kafka.forgetting`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from aiokafka import AIOKafkaProducer
 from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.events.codec import decode, encode
 from mnemo.events.raw import RawEvent, derived_run_id, replay_run_id
 from mnemo.kafka.channels import channel_names
-from mnemo.kafka.reader import producer, read_topic
+from mnemo.kafka.forgetting import RawRecordFilter, gone_runs
+from mnemo.kafka.reader import Stored, producer, read_topic
 from mnemo.settings import KafkaSettings
+
+CHUNK = 200  # records checked against Postgres together
+
+
+@dataclass
+class ReplayReport:
+    """The new run ids in log order, and how many records were skipped, by reason."""
+
+    run_ids: list[str] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
 
 
 async def replay_group(
-    ks: KafkaSettings, group: str, into: str, project: str | None = None
-) -> list[str]:
-    """Publish the group's retained adds for `into`; returns the new run ids in log order."""
+    ks: KafkaSettings, db: AsyncEngine, group: str, into: str, project: str | None = None
+) -> ReplayReport:
+    """Publish the group's retained adds, minus forgotten ones, for `into`."""
     if group == into:
         raise ValueError("replay into a different group (a fresh one for the changed pipeline)")
     topic = channel_names(ks).raw
+    report = ReplayReport()
     p = await producer(ks.bootstrap_servers)
-    run_ids: list[str] = []
     try:
-        async for stored in read_topic(ks.bootstrap_servers, topic):
-            try:
-                event = decode(RawEvent, stored.value)
-            except (ValidationError, ValueError):
-                continue  # poison records are the DLQ's business
-            if event.group != group or (project is not None and event.project != project):
-                continue
-            original = event.run_id or derived_run_id(topic, stored.partition, stored.offset)
-            copy = event.model_copy(
-                update={
-                    "group": into,
-                    "run_id": replay_run_id(into, original),
-                    "root": None,
-                    "origin": "external",  # no row yet: the extractor creates it
-                    "created_at": datetime.now(UTC),
-                }
-            )
-            await p.send_and_wait(topic, encode(copy), key=stored.key)
-            run_ids.append(copy.run_id or "")
+        async with db.connect() as conn:
+            check = RawRecordFilter(conn, datetime.now(UTC))
+            chunk: list[tuple[Stored, RawEvent, str]] = []
+            async for stored in read_topic(ks.bootstrap_servers, topic):
+                try:
+                    event = decode(RawEvent, stored.value)
+                except (ValidationError, ValueError):
+                    continue  # poison records are the DLQ's business
+                if event.group != group or (project is not None and event.project != project):
+                    continue
+                original = event.run_id or derived_run_id(topic, stored.partition, stored.offset)
+                chunk.append((stored, event, original))
+                if len(chunk) >= CHUNK:
+                    await _publish(p, check, chunk, into, report)
+                    chunk = []
+            await _publish(p, check, chunk, into, report)
     finally:
         await p.stop()
-    return run_ids
+    return report
+
+
+async def _publish(
+    p: AIOKafkaProducer,
+    check: RawRecordFilter,
+    chunk: list[tuple[Stored, RawEvent, str]],
+    into: str,
+    report: ReplayReport,
+) -> None:
+    present, gone = await gone_runs(check.conn, (original for _, _, original in chunk))
+    for stored, event, original in chunk:
+        reason = await check.skip(stored, event, original, present, gone)
+        if reason is not None:
+            report.skipped[reason] += 1
+            continue
+        copy = event.model_copy(
+            update={
+                "group": into,
+                "run_id": replay_run_id(into, original),
+                "root": None,
+                "origin": "external",  # no row yet: the extractor creates it
+                "created_at": datetime.now(UTC),
+            }
+        )
+        await p.send_and_wait(stored.topic, encode(copy), key=stored.key)
+        report.run_ids.append(copy.run_id or "")

@@ -4,14 +4,17 @@
 producer). If producing fails the row is deleted again and the add answers 503: nothing of
 the run remains, as the `RunTransport` contract requires. A retry publishes the claimed
 run's raw event again; if the broker does not take it, the Engine fails the run again.
+An erase first asks where the raw topic ends (`raw_log_position`, for the tombstone); if
+the broker cannot say, the erase answers 503 and removes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -20,6 +23,7 @@ from mnemo.core.transport import TransportUnavailable
 from mnemo.events.codec import encode
 from mnemo.events.raw import RawEvent
 from mnemo.kafka.channels import channel_names, ensure_channels
+from mnemo.kafka.reader import partitions
 from mnemo.settings import KafkaSettings
 from mnemo.store import runs
 from mnemo.store.schema import runs as runs_table
@@ -76,6 +80,30 @@ class KafkaTransport:
                 await tx.execute(delete(runs_table).where(runs_table.c.run_id == record.run_id))
             log.warning("add %s not acknowledged by the broker: %s", record.run_id, exc)
             raise TransportUnavailable("the event bus is unavailable; nothing was stored") from exc
+
+    async def raw_log_position(self) -> dict[str, Any] | None:
+        """The raw topic's end offsets now: records below them were appended before."""
+        try:
+            offsets = await asyncio.wait_for(
+                self._raw_end_offsets(), self.ks.produce_timeout_seconds
+            )
+        except Exception as exc:
+            raise TransportUnavailable(
+                f"the event bus is unavailable; nothing was erased ({exc.__class__.__name__})"
+            ) from exc
+        return {"topic": self.raw_topic, "offsets": offsets}
+
+    async def _raw_end_offsets(self) -> dict[str, int]:
+        found = (await partitions(self.ks.bootstrap_servers, [self.raw_topic]))[self.raw_topic]
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.ks.bootstrap_servers, enable_auto_commit=False
+        )
+        await consumer.start()
+        try:
+            ends = await consumer.end_offsets([TopicPartition(self.raw_topic, p) for p in found])
+        finally:
+            await consumer.stop()
+        return {str(tp.partition): offset for tp, offset in ends.items()}
 
     async def stage(self, claim: AsyncConnection, record: RunRecord) -> None:
         """Nothing: the raw event is published once the claim has committed."""

@@ -15,6 +15,7 @@ events), save, and deliver the flush `arrive` may have recorded; on a tick, `tic
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -177,3 +178,12 @@ def pending_emits(state: BufferState, group: GroupConfig) -> list[Emit]:
 
 def acknowledged(state: BufferState) -> BufferState:
     return state.model_copy(update={"pending": None})
+
+
+def without_runs(state: BufferState, run_ids: Collection[str]) -> BufferState:
+    """The state minus the items of these runs (an erased user's); the same object when it
+    holds none of them. A pending flush is left to its delivery (the commit drops it)."""
+    kept = [i for i in state.items if i.run_id not in run_ids]
+    if len(kept) == len(state.items):
+        return state
+    return state.model_copy(update={"items": kept})

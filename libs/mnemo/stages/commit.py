@@ -29,7 +29,8 @@ async def commit_stage(
 ) -> CommitOutcome:
     """Commit the batch (`steps.commit`, deduplicated by batch id) and route what follows.
 
-    A redelivered batch changes nothing and emits nothing. An applied one emits `completed`
+    A redelivered batch changes nothing and emits nothing, nor does a batch holding runs of
+    a user erased since (the commit step failed its runs). An applied one emits `completed`
     for its runs and, for a commit step with `next`, forwards the batch.
     """
     batch = event.batch
@@ -43,7 +44,7 @@ async def commit_stage(
     async with deps.db.begin() as tx:
         ops = await commit(deps, tx, group, step, batch)
     metrics.STEP_LATENCY.labels(step="commit").observe(time.perf_counter() - started)
-    if ops is None:
+    if ops is None or ops.withdrawn:  # a redelivery; or an erased user's (runs failed)
         return CommitOutcome(applied=False)
     now = deps.clock.now()
     status = RunStatusEvent(

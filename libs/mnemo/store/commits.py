@@ -28,9 +28,11 @@ class CommitError(ValueError):
 
 @dataclass
 class Operations:
-    """What a batch committed, per run: memory ids created, updated and deleted."""
+    """What a batch committed, per run: memory ids created, updated and deleted.
+    `withdrawn`: nothing was committed because the batch held an erased user's runs."""
 
     by_run: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    withdrawn: bool = False
 
     def add(self, run_id: str, kind: str, memory_id: str) -> None:
         ops = self.by_run.setdefault(run_id, {"created": [], "updated": [], "deleted": []})

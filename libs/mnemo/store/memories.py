@@ -1,10 +1,11 @@
-"""Reading and administering committed memories. Writes of pipelines go through commits."""
+"""Reading and administering committed memories. Writes of pipelines go through commits;
+erasure is `mnemo.store.erasure`'s."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
@@ -12,7 +13,7 @@ from mnemo.domain.memory import Memory, MemoryStatus, MemoryVersion
 from mnemo.domain.search import MemoryQuery
 from mnemo.store.commits import _keep_version
 from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
-from mnemo.store.schema import drafts, memories, memory_versions
+from mnemo.store.schema import memories, memory_versions
 from mnemo.store.tenancy import memory_owner_filter, visible_memories
 
 
@@ -86,46 +87,6 @@ async def archive(
         .values(status=MemoryStatus.archived, version=row.version + 1, updated_at=now)
     )
     return True
-
-
-async def erase(
-    conn: AsyncConnection, project: str, group: GroupConfig, user_id: str | None, memory_id: str
-) -> bool:
-    """Erase for real (GDPR): the memory, all its versions and any draft naming it."""
-    found = (
-        await conn.execute(
-            delete(memories)
-            .where(memories.c.id == memory_id, memory_owner_filter(project, group, user_id))
-            .returning(memories.c.id)
-        )
-    ).first()
-    if found is None:
-        return False
-    await conn.execute(delete(memory_versions).where(memory_versions.c.memory_id == memory_id))
-    await conn.execute(delete(drafts).where(drafts.c.candidate["memory_id"].astext == memory_id))
-    return True
-
-
-async def erase_user(conn: AsyncConnection, project: str, user_id: str) -> int:
-    """Erase every memory, version and draft of one user in a project."""
-    ids = (
-        (
-            await conn.execute(
-                delete(memories)
-                .where(memories.c.project == project, memories.c.user_id == user_id)
-                .returning(memories.c.id)
-            )
-        )
-        .scalars()
-        .all()
-    )
-    if ids:
-        await conn.execute(delete(memory_versions).where(memory_versions.c.memory_id.in_(ids)))
-    owned = drafts.c.candidate["user_id"].astext == user_id
-    if ids:
-        owned = or_(owned, drafts.c.candidate["memory_id"].astext.in_(ids))
-    await conn.execute(delete(drafts).where(drafts.c.project == project, owned))
-    return len(ids)
 
 
 async def history(

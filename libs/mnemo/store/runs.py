@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.memory import CommittedOperation, CommittedOperations, Run, RunState
+from mnemo.domain.retention import Redaction
 from mnemo.store.schema import runs
 
 _OPEN = (RunState.running.value, RunState.in_buffer.value)
@@ -29,6 +30,8 @@ class RunInput:
     properties: dict[str, str]
     scope_key: str
     starting_step_id: str
+    # Why the input is gone (mnemo.domain.retention.Redaction: erased, expired, ...); None.
+    redaction: str | None = None
 
 
 async def create(conn: AsyncConnection, rows: Sequence[Mapping[Any, Any]]) -> None:
@@ -83,7 +86,11 @@ async def submitted(conn: AsyncConnection, project: str, run_id: str) -> RunInpu
     row = (
         await conn.execute(
             select(
-                runs.c.raw_input, runs.c.properties, runs.c.scope_key, runs.c.starting_step_id
+                runs.c.raw_input,
+                runs.c.properties,
+                runs.c.scope_key,
+                runs.c.starting_step_id,
+                runs.c.redaction,
             ).where(runs.c.run_id == run_id, runs.c.project == project)
         )
     ).first()
@@ -94,6 +101,7 @@ async def submitted(conn: AsyncConnection, project: str, run_id: str) -> RunInpu
         properties=row.properties,
         scope_key=row.scope_key,
         starting_step_id=row.starting_step_id,
+        redaction=row.redaction,
     )
 
 
@@ -127,10 +135,15 @@ async def ensure(conn: AsyncConnection, row: Mapping[str, Any]) -> bool:
 
 
 async def reopen_failed(conn: AsyncConnection, run_ids: Iterable[str], now: datetime) -> None:
-    """Move failed runs back to running (a DLQ replay); other runs keep their status."""
+    """Move failed runs back to running (a DLQ replay); other runs keep their status, and
+    so do runs whose content is gone (erased, or past retention)."""
     await conn.execute(
         update(runs)
-        .where(runs.c.run_id.in_(list(run_ids)), runs.c.status == RunState.failed.value)
+        .where(
+            runs.c.run_id.in_(list(run_ids)),
+            runs.c.status == RunState.failed.value,
+            runs.c.redaction.is_(None),
+        )
         .values(status=RunState.running.value, error=None, updated_at=now)
     )
 
@@ -139,7 +152,7 @@ _CLAIM_FAILED = text("""
     UPDATE runs AS r SET status = :running, error = NULL, updated_at = :now
     FROM runs AS before
     WHERE r.run_id = :run_id AND r.project = :project AND r.status = :failed
-      AND before.run_id = r.run_id
+      AND r.redaction IS NULL AND before.run_id = r.run_id
     RETURNING r.*, before.error AS previous_error
 """)
 
@@ -148,7 +161,8 @@ async def claim_failed(
     conn: AsyncConnection, project: str, run_id: str, now: datetime
 ) -> tuple[Mapping[Any, Any], str | None] | None:
     """Reopen a failed run for a retry: (its row, the error it had), or None when it is not
-    failed (or not there). The row lock makes concurrent claims of one run exclusive."""
+    failed, has no raw input left (erased, retention), or is not there. The row lock makes
+    concurrent claims of one run exclusive."""
     row = (
         await conn.execute(
             _CLAIM_FAILED,
@@ -240,6 +254,7 @@ def run_from_row(m: Mapping[Any, Any]) -> Run:
         input_type=m["input_type"],
         user_id=m["user_id"],
         error=m["error"],
+        erased=m.get("redaction") == Redaction.erased.value,
         created_at=m["created_at"],
         updated_at=m["updated_at"],
         committed_operations=CommittedOperations(

@@ -12,9 +12,12 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
+    Sequence,
     String,
     Table,
     Text,
+    text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
@@ -68,9 +71,30 @@ runs = Table(
     Column("committed_operations", JSONB),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # Admission order, from the sequence erasures draw theirs from: a run admitted before an
+    # erase of its user has a smaller number than the erase's tombstone.
+    Column(
+        "admitted_seq",
+        BigInteger,
+        nullable=False,
+        server_default=text("nextval('run_admission_seq')"),
+    ),
+    # Why its content is gone (mnemo.domain.retention.Redaction), and when; NULL: intact.
+    Column("redaction", String),
+    Column("redacted_at", DateTime(timezone=True)),
     Index("runs_project_user", "project", "user_id"),
     Index("runs_project_created", "project", "created_at", "run_id"),
+    Index(
+        "runs_unredacted_created",
+        "project",
+        "group",
+        "created_at",
+        postgresql_where=text("redaction IS NULL"),
+    ),
 )
+
+# Drawn by every new run row (admission) and by every erase (its tombstone's `seq`).
+run_admission_seq = Sequence("run_admission_seq", metadata=metadata)
 
 bus_records = Table(
     "bus_records",
@@ -164,4 +188,17 @@ memory_versions = Table(
     Column("change", String, nullable=False),
     Column("run_id", String),
     Index("memory_versions_memory", "memory_id", "version"),
+)
+
+# One tombstone per erased user and project: a salted hash of the normalized user id (never
+# the id), the admission number the erase drew, and where the Kafka raw log ended then.
+erasures = Table(
+    "erasures",
+    metadata,
+    Column("project", String, nullable=False),
+    Column("subject", String, nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("raw_log_position", JSONB),
+    Column("erased_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("project", "subject", name="erasures_pkey"),
 )

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemo.clock import ManualClock
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import Memory, Run
 from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
+from mnemo.engine.ticker import tick
+from mnemo.engine.transport import EmbeddedTransport
+from mnemo.engine.worker import WorkerPool
 
 
 async def add(engine: Engine, project: str, body: dict[str, Any]) -> Run:
@@ -46,3 +50,28 @@ async def search(
         {"query": query, "retrieval_config": {"retrieval_type": mode}, **body}
     )
     return await engine.search(project, request)
+
+
+class Harness:
+    """An engine whose workers and ticker only run when the test says so."""
+
+    def __init__(self, engine: Engine, clock: ManualClock) -> None:
+        self.clock = clock
+        self.bind(engine)
+
+    def bind(self, engine: Engine) -> None:
+        assert isinstance(engine.transport, EmbeddedTransport)
+        self.engine, self.transport = engine, engine.transport
+        self.pool = WorkerPool(self.transport.runner, self.transport.bus, 1, 0.01)
+
+    async def drain(self) -> None:
+        while await self.pool.run_once():
+            pass
+
+    async def tick(self) -> int:
+        flushed = await tick(self.transport.runner)
+        await self.drain()
+        return flushed
+
+    async def status(self, project: str, run_id: str) -> str:
+        return (await self.engine.get_run(project, run_id)).status.value

@@ -9,14 +9,10 @@ from typing import Any
 import pytest
 
 from mnemo.clock import ManualClock
-from mnemo.core.engine import Engine
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.embedded import start_engine
-from mnemo.engine.ticker import tick
-from mnemo.engine.transport import EmbeddedTransport
-from mnemo.engine.worker import WorkerPool
 from tests.integration.conftest import engine_settings, scripted_client, user_payload
-from tests.integration.engine.helpers import add, listing, says
+from tests.integration.engine.helpers import Harness, add, listing, says
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
@@ -46,31 +42,6 @@ def buffered_group(buffer: dict[str, Any]) -> dict[str, Any]:
             ]
         },
     }
-
-
-class Harness:
-    """An engine whose workers and ticker only run when the test says so."""
-
-    def __init__(self, engine: Engine, clock: ManualClock) -> None:
-        self.clock = clock
-        self.bind(engine)
-
-    def bind(self, engine: Engine) -> None:
-        assert isinstance(engine.transport, EmbeddedTransport)
-        self.engine, self.transport = engine, engine.transport
-        self.pool = WorkerPool(self.transport.runner, self.transport.bus, 1, 0.01)
-
-    async def drain(self) -> None:
-        while await self.pool.run_once():
-            pass
-
-    async def tick(self) -> int:
-        flushed = await tick(self.transport.runner)
-        await self.drain()
-        return flushed
-
-    async def status(self, project: str, run_id: str) -> str:
-        return (await self.engine.get_run(project, run_id)).status.value
 
 
 @pytest.fixture

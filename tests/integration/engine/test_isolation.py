@@ -77,7 +77,9 @@ async def test_erase_user_removes_memories_and_history(engine: Engine, project: 
         engine, project, {"user_id": "erin", "input": facts(("UserProfile", "Erin, head nurse."))}
     )
     assert len(await engine.memory_history(project, "default", "erin", memory_id)) == 1
-    assert await engine.erase_user(project, "ERIN") == 1
+    report = await engine.erase_user(project, "ERIN")
+    assert (report.erased, report.memories, report.versions) == (1, 1, 1)
+    assert (report.runs_redacted, report.runs_stopped) == (2, 0)
     with pytest.raises(NotFound):
         await engine.memory_history(project, "default", "erin", memory_id)
 

@@ -4,6 +4,7 @@ flight: a transport that fails between the claim and the publish, and two concur
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import httpx
 import pytest
@@ -45,6 +46,9 @@ class BrokenTransport:
     async def publish(self, record: RunRecord) -> None:
         self.calls.append("publish")
         raise ConnectionRefusedError(111, "broker unreachable")
+
+    async def raw_log_position(self) -> dict[str, Any] | None:
+        return await self.inner.raw_log_position()
 
     async def start(self) -> None:
         pass

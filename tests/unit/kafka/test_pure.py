@@ -20,11 +20,13 @@ NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def test_every_channel_gets_a_topic_with_its_partitions_and_retention() -> None:
-    ks = KafkaSettings(topic_prefix="t", partitions=6, dlq_partitions=2, raw_retention_ms=5)
+    ks = KafkaSettings(topic_prefix="t", partitions=6, dlq_partitions=2, raw_retention_ms=5,
+                       dlq_retention_ms=7, pipeline_retention_ms=9)  # fmt: skip
     topics = wanted(ks)
     assert topics["t.raw.v1"] == (6, {"retention.ms": "5"})
-    assert topics["t.dlq.v1"] == (2, {"retention.ms": "-1"})
-    assert topics["t.extracted.v1"] == (6, {})
+    assert topics["t.dlq.v1"] == (2, {"retention.ms": "7"})
+    assert topics["t.extracted.v1"] == (6, {"retention.ms": "9"})
+    assert wanted(KafkaSettings(topic_prefix="t"))["t.dlq.v1"][1] == {"retention.ms": "-1"}
     assert channel_names(ks).raw == "t.raw.v1"
 
 

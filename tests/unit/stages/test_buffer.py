@@ -123,3 +123,10 @@ def test_only_batch_buffers_are_the_buffer_services() -> None:
     assert isinstance(STEP, BufferStep)
     with pytest.raises(TypeError, match="not a batch buffer"):
         stage.batch_buffer(GROUP, "extract")
+
+
+def test_without_runs_drops_only_those_runs_items() -> None:
+    state = arrive(arrive(None, arriving("r1"), T0).state, arriving("r2"), T0).state
+    assert stage.without_runs(state, {"other"}) is state
+    kept = stage.without_runs(state, {"r1"})
+    assert [i.run_id for i in kept.items] == ["r2"] and "r1 fact 0" not in kept.model_dump_json()

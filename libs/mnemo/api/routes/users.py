@@ -18,5 +18,10 @@ async def erase_user(
     engine: EngineDep,
     project: ProjectDep,
 ) -> Erased:
-    """Hard-erase every memory and version of `user_id` in the caller's project."""
-    return Erased(erased=await engine.erase_user(project, user_id))
+    """Erase everything of `user_id` in the caller's project: memories, their versions,
+    drafts, buffered items and queued records; the user's runs keep their ids and statuses
+    but lose their content (runs still queued or in flight end `failed`). A tombstone keeps
+    anything in flight or in Kafka's logs from bringing the user back; a later add for the
+    same user id starts afresh."""
+    report = await engine.erase_user(project, user_id)
+    return Erased.model_validate(report.model_dump())
