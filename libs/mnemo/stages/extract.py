@@ -49,7 +49,7 @@ async def extract_stage(
         properties=run.properties,
         inputs=[event.input],
     )
-    step: Step | None = group.pipeline.step(run.starting_step_id)
+    step: Step | None = group.step(run.starting_step_id)
     while isinstance(step, BufferStep) and step.mode == "sliding_window":
         key = f"{batch.group}|{step.id}|{batch.scope_key}"
         units = [u for raw in batch.inputs for u in raw.text_units()]
@@ -82,7 +82,7 @@ async def admit(
     group: GroupConfig | None = None
     try:
         group = await groups.get(event.project, event.group)
-        check_add(group, _request(event))
+        check_add(group, _request(event), deps.settings.limits)
     except Exception as exc:
         async with deps.db.begin() as tx:
             await runs.ensure(tx, _record(event, run_id, group, deps, describe(exc)).to_row())
