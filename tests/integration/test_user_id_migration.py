@@ -1,4 +1,4 @@
-"""Migration 0004: user ids stored lower-cased take their NFKC + case-folded form, and their
+"""Migration 0006: user ids stored lower-cased take their NFKC + case-folded form, and their
 owners find them again (bounded memories keep one id per scope)."""
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def _legacy_rows(url: str) -> dict[str, str]:
 @pytest.fixture
 def migrated(postgres: EmbeddedPostgres) -> tuple[str, dict[str, str]]:
     url = postgres.new_database("legacy")
-    _upgrade(url, "0003")
+    _upgrade(url, "0005")
     ids = _legacy_rows(url)
     _upgrade(url, "head")
     return url, ids

@@ -274,7 +274,7 @@ class Engine:
                 conn,
                 project,
                 status=status,
-                user_id=normalize_user_id(user_id),
+                user_id=_user(user_id),
                 before=before,
                 limit=limit,
             )
@@ -316,7 +316,7 @@ class Engine:
                 project,
                 g,
                 topics=topics,
-                user_id=normalize_user_id(user_id),
+                user_id=_user(user_id),
                 properties=properties or {},
                 limit=limit,
                 offset=offset,
@@ -328,9 +328,7 @@ class Engine:
         """The ids of the runs that wrote a memory, oldest first (its provenance)."""
         g = await self.groups.get(project, group)
         async with self.database.db.connect() as conn:
-            found = await browse_store.run_ids(
-                conn, project, g, normalize_user_id(user_id), memory_id
-            )
+            found = await browse_store.run_ids(conn, project, g, _user(user_id), memory_id)
         if found is None:
             raise NotFound(f"memory '{memory_id}' not found")
         return found

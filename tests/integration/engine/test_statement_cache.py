@@ -35,6 +35,7 @@ GROUP = {
     "pipeline": {"steps": [{"id": "c", "kind": "commit", "input_type": "pre_extracted"}]},
 }
 NAMES = [t["name"] for t in GROUP["topics"]]
+TEAM_SCOPED = {"Shared", "MyTeam"}
 MODES = ("vector", "bm25", "hybrid", "fetch")
 
 
@@ -67,7 +68,9 @@ def _selectors(rnd: random.Random, serial: int) -> list[Any]:
         if rnd.random() < 0.5:
             selectors.append(name)
         else:
-            team = f"team-{serial}-{index}" if rnd.random() < 0.7 else None
+            # A value only for topics scoped by `team`; None (clear) is allowed for any.
+            scoped = name in TEAM_SCOPED and rnd.random() < 0.7
+            team = f"team-{serial}-{index}" if scoped else None
             selectors.append({"name": name, "properties": {"team": team}})
     return selectors
 

@@ -10,7 +10,7 @@ Records already queued on the bus keep the id they were queued with.
 The rule is frozen here, as it was when this migration was written, so later changes to
 `mnemo.domain.scope` cannot change what this migration does.
 
-Revision ID: 0004
+Revision ID: 0006
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0003"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
