@@ -1,6 +1,6 @@
 """Input limits over real HTTP: refused at admission with 413 or a 422 naming the field.
 
-Default limits (README "Limits"); the live server caps bodies at 64 KiB.
+Default limits (README "Limits and bad input"); the live server caps bodies at 64 KiB.
 """
 
 from __future__ import annotations
@@ -11,14 +11,6 @@ import pytest
 from tests.api.fixtures import Tenant
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def http(tenant: Tenant) -> httpx.Client:
-    with httpx.Client(
-        base_url=tenant.url, timeout=70, headers={"Authorization": f"Bearer {tenant.key}"}
-    ) as client:
-        yield client
 
 
 def _refused(response: httpx.Response, status: int, location: str) -> dict:

@@ -1,5 +1,5 @@
-"""User ids compare after NFKC and case folding; ids that only compatibility mapping would
-turn into another id (KELVIN SIGN, fullwidth letters, ligatures) are refused with 422."""
+"""User ids compare after NFKC and case folding; ids holding a character Unicode folds onto
+another one (KELVIN SIGN, fullwidth letters, ligatures) are refused with 422."""
 
 from __future__ import annotations
 
@@ -8,17 +8,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.api.fixtures import Tenant
-
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def http(tenant: Tenant) -> httpx.Client:
-    with httpx.Client(
-        base_url=tenant.url, timeout=70, headers={"Authorization": f"Bearer {tenant.key}"}
-    ) as client:
-        yield client
 
 
 def _remember(http: httpx.Client, user: str, fact: str) -> str:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, field_validator
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.limits import DESCRIPTION_CHARS
 from mnemo.domain.scope import UserId
-from mnemo.domain.search import PropertyKey, PropertyValue, RetrievalType, TopicSelector
+from mnemo.domain.search import Name, PropertyKey, PropertyValue, RetrievalType, TopicSelector
 from mnemo.domain.wire import WireModel
 
 Properties = dict[PropertyKey, PropertyValue]
@@ -27,7 +27,7 @@ class AddRequest(_Request):
     user_id: UserId | None = None
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
-    root: str | None = None
+    root: Name | None = None
 
 
 class RetrievalConfig(_Request):
@@ -37,7 +37,7 @@ class RetrievalConfig(_Request):
 
 class SearchRequest(_Request):
     query: str = Field(min_length=1, max_length=10_000)
-    topics: list[str | TopicSelector] | None = None
+    topics: list[Name | TopicSelector] | None = None
     user_id: UserId | None = None
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
@@ -45,7 +45,7 @@ class SearchRequest(_Request):
 
 
 class ListRequest(_Request):
-    topics: list[str | TopicSelector] | None = None
+    topics: list[Name | TopicSelector] | None = None
     user_id: UserId | None = None
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None

@@ -11,6 +11,8 @@ from mnemo.domain.limits import NAME_CHARS, PROPERTY_KEY_CHARS, PROPERTY_VALUE_C
 RetrievalType = Literal["vector", "bm25", "hybrid", "fetch"]
 PropertyKey = Annotated[str, StringConstraints(max_length=PROPERTY_KEY_CHARS)]
 PropertyValue = Annotated[str, StringConstraints(max_length=PROPERTY_VALUE_CHARS)]
+# Topic names and step ids follow the same pattern: at most 64 characters.
+Name = Annotated[str, StringConstraints(max_length=NAME_CHARS)]
 
 
 class TopicSelector(BaseModel):
@@ -22,7 +24,7 @@ class TopicSelector(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(max_length=NAME_CHARS)
+    name: Name
     properties: dict[PropertyKey, PropertyValue | None] | None = None
 
 

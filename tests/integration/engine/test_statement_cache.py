@@ -90,9 +90,10 @@ async def test_new_selector_lists_compile_no_new_statements(
     await add_and_wait(
         engine, project, {"user_id": "ann", "properties": {"team": "t0"}, "input": facts(*items)}
     )
-    # Every shape once: shared topics, the user's own, or both; with or without filters.
+    # Every shape once: shared topics, the user's own, or both; with or without filters
+    # (a filter applies only to topics scoped by its key, so these are team-scoped).
     for mode in MODES:
-        for topics in (["Open"], ["Mine"], ["Open", "Mine"]):
+        for topics in (["Shared"], ["MyTeam"], ["Shared", "MyTeam"]):
             for props in ({}, {"team": "x"}):
                 await _query(engine, project, mode, topics, props)
     misses.misses.clear()
