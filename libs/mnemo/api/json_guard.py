@@ -1,9 +1,11 @@
 """Check JSON request bodies before any route parses them: depth, encoding, storable text.
 
-A body nested deeper than `JSON_DEPTH`, one that is not UTF-8, or one holding text the
-store cannot hold (NUL, unpaired surrogates) is refused with a 400 problem document naming
-the location; nothing behind this middleware walks such a document. Bodies that are not
-JSON at all pass through, so FastAPI reports them as it always has.
+A body nested deeper than `JSON_DEPTH`, or one that is not UTF-8, is refused with a 400
+problem document naming the location; nothing behind this middleware walks such a
+document. REST bodies (`/v1/...`) holding text the store cannot hold (NUL, unpaired
+surrogates) are refused the same way; `/mcp` answers such tool arguments as tool errors
+itself. Bodies that are not JSON at all pass through, so FastAPI reports them as it
+always has.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def _is_json(scope: Scope) -> bool:
     return False
 
 
-def body_problem(body: bytes) -> tuple[str, list[FieldError]] | None:
+def body_problem(body: bytes, check_text: bool = True) -> tuple[str, list[FieldError]] | None:
     """(detail, errors) when `body` must be refused; None to let it through."""
     try:
         text = body.decode("utf-8")
@@ -48,6 +50,7 @@ def body_problem(body: bytes) -> tuple[str, list[FieldError]] | None:
         found = [
             FieldError(location=location_of(("body", *where)), message=message)
             for where, message in bad_text(document, max_depth=JSON_DEPTH)
+            if check_text
         ]
     except TooDeep as exc:
         return _too_deep(exc)
@@ -62,10 +65,12 @@ def _too_deep(exc: TooDeep) -> tuple[str, list[FieldError]]:
 
 
 class JsonGuard:
-    """Pure ASGI middleware; sits inside `BodySizeLimit`, so the body it reads is capped."""
+    """Pure ASGI middleware; sits inside `BodySizeLimit`, so the body it reads is capped.
+    Text is checked in bodies under `text_prefix` (the REST API)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, text_prefix: str = "/v1/") -> None:
         self.app = app
+        self.text_prefix = text_prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in _METHODS or not _is_json(scope):
@@ -80,7 +85,7 @@ class JsonGuard:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        refused = body_problem(body)
+        refused = body_problem(body, check_text=scope["path"].startswith(self.text_prefix))
         if refused is not None:
             await problem_response(400, refused[0], refused[1])(scope, receive, send)
             return

@@ -57,3 +57,9 @@ def test_problem_documents_never_fail_to_render() -> None:
 )
 def test_host_names(header: str, name: str) -> None:
     assert host_name(header) == name
+
+
+def test_text_is_left_to_mcp_but_depth_is_not() -> None:
+    """/mcp answers bad tool arguments as tool errors itself; nesting is capped everywhere."""
+    assert body_problem(b'{"params": {"arguments": {"memory_id": "a\\u0000b"}}}', False) is None
+    assert body_problem(b"[" * 100 + b"]" * 100, check_text=False) is not None
