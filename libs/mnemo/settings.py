@@ -27,6 +27,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from mnemo.domain.limits import InputLimits
 from mnemo.domain.templates import TEMPLATE_NAMES
 
 PREFIX = "MNEMO_"
@@ -47,7 +48,13 @@ SERVICES = ("extractor", "buffer", "transformer", "committer")
 
 
 def _default_data_dir() -> Path:
-    return Path.home() / ".local" / "share" / "mnemo"
+    """~/.local/share/mnemo; as root /var/lib/mnemo (unless the former already holds data),
+    because the embedded Postgres then runs as another user, which must be able to reach
+    the folder, and a root home is private."""
+    home = Path.home() / ".local" / "share" / "mnemo"
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and not (home / "pg").exists():
+        return Path("/var/lib/mnemo")
+    return home
 
 
 class KafkaSettings(BaseModel):
@@ -175,6 +182,8 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, ge=1, le=65535)
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
     auth_disabled: bool = False
+    # What one request may ask for (`MNEMO_LIMITS_*`, see `mnemo.domain.limits`).
+    limits: InputLimits = Field(default_factory=InputLimits)
 
     # Search.
     # HNSW candidate list per query. 80 gave recall@10 of ~0.6-0.8 at 100k memories with many
@@ -215,10 +224,15 @@ class Settings(BaseSettings):
         return bool(self.llm_base_url or self.llm_api_key)
 
 
+# Nested sections: `MNEMO_<SECTION>_<FIELD>`.
+SECTIONS: dict[str, type[BaseModel]] = {"kafka": KafkaSettings, "limits": InputLimits}
+
+
 def known_variables() -> frozenset[str]:
     """Every `MNEMO_*` variable a Settings field reads."""
-    names = {f"{PREFIX}{name.upper()}" for name in Settings.model_fields if name != "kafka"}
-    names |= {f"{PREFIX}KAFKA_{name.upper()}" for name in KafkaSettings.model_fields}
+    names = {f"{PREFIX}{name.upper()}" for name in Settings.model_fields if name not in SECTIONS}
+    for section, model in SECTIONS.items():
+        names |= {f"{PREFIX}{section.upper()}_{name.upper()}" for name in model.model_fields}
     return frozenset(names)
 
 

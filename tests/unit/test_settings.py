@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mnemo.domain.limits import InputLimits
 from mnemo.settings import CLIENT_VARIABLES, KafkaSettings, Settings, known_variables
 
 
@@ -52,5 +53,18 @@ def test_every_field_has_one_variable() -> None:
     known = known_variables()
     assert {"MNEMO_WORKERS", "MNEMO_MODE", "MNEMO_KAFKA_DLQ_ENABLED"} <= known
     assert "MNEMO_KAFKA" not in known and "MNEMO_KAFKA_KAFKA_PARTITIONS" not in known
-    assert len(known) == len(Settings.model_fields) - 1 + len(KafkaSettings.model_fields)
+    assert "MNEMO_LIMITS_MEMORY_CHARS" in known and "MNEMO_LIMITS" not in known
+    sections = len(KafkaSettings.model_fields) + len(InputLimits.model_fields)
+    assert len(known) == len(Settings.model_fields) - 2 + sections
     assert not known & CLIENT_VARIABLES
+
+
+def test_limits_come_from_their_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEMO_LIMITS_MEMORY_CHARS", "8000")
+    monkeypatch.setenv("MNEMO_LIMITS_GROUPS_PER_PROJECT", "5")
+    limits = Settings().limits
+    assert (limits.memory_chars, limits.groups_per_project) == (8000, 5)
+    assert limits.add_units == InputLimits().add_units
+    monkeypatch.setenv("MNEMO_LIMITS_MEMORY_CHARS", "1000000")  # past what Postgres can index
+    with pytest.raises(ValueError, match="memory_chars"):
+        Settings()

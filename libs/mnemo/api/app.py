@@ -8,17 +8,17 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
+from mnemo.api.host_guard import LOOPBACK_HOSTS, LoopbackHostOnly
+from mnemo.api.json_guard import JsonGuard
 from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
 from mnemo.api.routes import auth, groups, health, memories, runs, users
-from mnemo.api.text_guard import reject_nul_in_parameters
+from mnemo.api.text_guard import reject_bad_parameters
 from mnemo.console import install_console
 from mnemo.core.engine import Engine
 from mnemo.mcp.http import PATH as MCP_PATH
 from mnemo.mcp.http import McpEndpoint
 from mnemo.settings import Settings
-
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 DESCRIPTION = """\
 A drop-in replacement for the Engram v1 REST API: the `weaviate-engram` SDK works by
@@ -68,7 +68,7 @@ def create_app(
         version="1.0.0",
         description=DESCRIPTION,
         lifespan=lifespan,
-        dependencies=[Depends(reject_nul_in_parameters)],
+        dependencies=[Depends(reject_bad_parameters)],
     )
     app.state.settings = settings
     app.state.engine = engine
@@ -79,5 +79,9 @@ def create_app(
     # A plain Route: an ASGI endpoint, outside FastAPI's validation and OpenAPI schema.
     app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))
     install_problem_handlers(app)
+    # Outermost last: the Host check, then the body cap, then the JSON checks.
+    app.add_middleware(JsonGuard)
     app.add_middleware(BodySizeLimit, max_body_bytes=settings.max_body_bytes)
+    if settings.auth_disabled:
+        app.add_middleware(LoopbackHostOnly, configured_host=settings.host)
     return app

@@ -14,8 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from mnemo.domain.requests import FieldError
+from mnemo.domain.requests import FieldError, location_of
 
+__all__ = ["Problem", "ProblemError", "location_of", "problem_document", "validation_errors"]
+
+# Bounds of what an error echoes back: a problem document stays small whatever was sent.
+MAX_ECHO_CHARS = 200
+MAX_DETAIL_CHARS = 2_000
+MAX_ERRORS = 50
 _TITLES = {
     400: "Bad Request",
     401: "Unauthorized",
@@ -25,6 +31,7 @@ _TITLES = {
     409: "Conflict",
     413: "Content Too Large",
     415: "Unsupported Media Type",
+    421: "Misdirected Request",
     422: "Unprocessable Content",
     500: "Internal Server Error",
     503: "Service Unavailable",
@@ -50,29 +57,36 @@ class Problem(BaseModel):
 def problem_document(
     status: int, detail: str, errors: Sequence[FieldError | ProblemError] = ()
 ) -> Problem:
-    """The problem document for `status` (also what MCP tool errors carry)."""
+    """The problem document for `status` (also what MCP tool errors carry). Every text in
+    it is bounded and encodable, so rendering it cannot fail whatever the request held."""
     return Problem(
         title=_TITLES.get(status, "Error"),
         status=status,
-        detail=detail,
+        detail=safe_text(detail, MAX_DETAIL_CHARS),
         errors=[
-            ProblemError(location=e.location, message=e.message, value=e.value) for e in errors
+            ProblemError(
+                location=safe_text(e.location, MAX_DETAIL_CHARS),
+                message=safe_text(e.message, MAX_DETAIL_CHARS),
+                value=_echo(e.value),
+            )
+            for e in errors[:MAX_ERRORS]
         ],
     )
 
 
-def location_of(loc: Sequence[str | int]) -> str:
-    """('body', 'items', 0, 'topic') -> 'body.items[0].topic'."""
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
+def safe_text(text: str, limit: int) -> str:
+    """`text` as it may be echoed: at most `limit` characters, and anything UTF-8 cannot
+    encode (an unpaired surrogate) escaped as `\\udXXX`."""
+    text = text[:limit] + ("..." if len(text) > limit else "")
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _echo(value: object) -> object | None:
     """Echo scalar inputs back in errors; never whole documents."""
     if isinstance(value, str):
-        return value[:200]
+        return safe_text(value, MAX_ECHO_CHARS)
     if isinstance(value, bool | int | float):
         return value
     return None

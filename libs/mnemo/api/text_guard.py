@@ -1,51 +1,61 @@
-"""Refuse NUL characters, which Postgres cannot store in text or JSONB, with a located 400.
+"""Path and query parameters must be text the store can hold, or they get a located 400.
 
-Without this guard a `\\u0000` anywhere in a request reaches the database and fails there.
+Starlette decodes percent-escapes leniently (invalid UTF-8 becomes U+FFFD), so two
+different raw user ids could turn into one; the raw bytes are checked here instead. JSON
+bodies are checked by `mnemo.api.json_guard`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from fastapi import Request
-from pydantic import BaseModel
 
-from mnemo.api.problem_documents import location_of
 from mnemo.domain.requests import FieldError, InvalidRequest
+from mnemo.domain.text import text_problem
 
-NUL = "\x00"
-_MESSAGE = "text must not contain NUL (\\u0000) characters"
-
-
-def nul_locations(value: Any, path: tuple[str | int, ...]) -> Iterator[str]:
-    """Locations of every string (or mapping key) under `value` that holds a NUL."""
-    if isinstance(value, str):
-        if NUL in value:
-            yield location_of(path)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and NUL in key:
-                yield location_of(path)
-            yield from nul_locations(item, (*path, str(key)))
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            yield from nul_locations(item, (*path, index))
+INVALID_UTF8 = "not valid UTF-8 once percent-decoded"
 
 
-def _refuse(locations: list[str]) -> None:
-    if locations:
-        raise InvalidRequest(
-            _MESSAGE, [FieldError(location=where, message=_MESSAGE) for where in locations]
-        )
+def _strict(raw: bytes) -> str | None:
+    try:
+        return unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
-def reject_nul_in_body(body: BaseModel) -> None:
-    _refuse(list(nul_locations(body.model_dump(mode="json"), ("body",))))
+def _query_errors(query_string: bytes) -> list[FieldError]:
+    errors = []
+    for pair in query_string.replace(b"+", b" ").split(b"&"):
+        raw_key, _, raw_value = pair.partition(b"=")
+        key = unquote_to_bytes(raw_key).decode("utf-8", "replace")
+        value = _strict(raw_value)
+        problem = text_problem(value) if value is not None else INVALID_UTF8
+        key_problem = text_problem(key) if _strict(raw_key) is not None else INVALID_UTF8
+        for found in (key_problem, problem):
+            if found is not None:
+                errors.append(FieldError(location=f"query.{key}", message=found))
+                break
+    return errors
 
 
-async def reject_nul_in_parameters(request: Request) -> None:
-    """Router dependency: path and query parameters must be NUL-free."""
-    locations = list(nul_locations(dict(request.path_params), ("path",)))
-    locations += nul_locations(dict(request.query_params), ("query",))
-    _refuse(locations)
+def _path_errors(request: Request) -> list[FieldError]:
+    raw_path: bytes = request.scope.get("raw_path") or request.scope["path"].encode()
+    errors = []
+    for segment in raw_path.split(b"/"):
+        decoded = _strict(segment)
+        problem = text_problem(decoded) if decoded is not None else INVALID_UTF8
+        if problem is None:
+            continue
+        lenient = unquote_to_bytes(segment).decode("utf-8", "replace")
+        names = [k for k, v in request.path_params.items() if v == lenient]
+        errors.append(FieldError(location=f"path.{names[0]}" if names else "path", message=problem))
+    return errors
+
+
+async def reject_bad_parameters(request: Request) -> None:
+    """Router dependency: refuse NUL, unpaired surrogates and invalid UTF-8 in the path and
+    the query string."""
+    errors = _path_errors(request) + _query_errors(request.scope.get("query_string", b""))
+    if errors:
+        raise InvalidRequest("the request's parameters hold text that cannot be stored", errors)

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from mnemo.core.dispatch import takes_raw_input
+from mnemo.core.limits import add_errors, group_errors, query_errors
 from mnemo.domain.group import GroupConfig
+from mnemo.domain.limits import InputLimits
+from mnemo.domain.pipeline import BufferStep, ExtractStep, Pipeline
 from mnemo.domain.requests import AddRequest, FieldError, InvalidRequest, ListRequest, SearchRequest
 from mnemo.domain.scope import normalize_user_id
 from mnemo.domain.search import MemoryQuery, RetrievalType, TopicSelector
 from mnemo.store.tenancy import IsolationError, visible_memories
 
 
-def check_add(group: GroupConfig, request: AddRequest) -> None:
+def _refuse_over_limits(errors: list[FieldError], what: str) -> None:
+    if errors:
+        raise InvalidRequest(f"the {what} is over a limit; nothing was stored", errors, status=422)
+
+
+def check_add(group: GroupConfig, request: AddRequest, limits: InputLimits) -> None:
+    _refuse_over_limits(add_errors(request.input, request.properties, limits), "add")
     errors: list[FieldError] = []
     properties = request.properties or {}
     for key in sorted(group.scope_property_keys - set(properties)):
@@ -93,7 +102,9 @@ def memory_query(
     project: str,
     group: GroupConfig,
     request: SearchRequest | ListRequest,
+    limits: InputLimits,
 ) -> MemoryQuery:
+    _refuse_over_limits(query_errors(request.topics, request.properties, limits), "request")
     if isinstance(request, SearchRequest):
         config = request.retrieval_config
         retrieval: RetrievalType = config.retrieval_type if config else "hybrid"
@@ -116,3 +127,37 @@ def memory_query(
     except IsolationError as exc:
         raise InvalidRequest(str(exc), exc.errors) from exc
     return query
+
+
+def check_group(group: GroupConfig, limits: InputLimits) -> None:
+    """Refuse a group configuration before it is stored: limits, and entry steps that
+    could never take the input they are declared for."""
+    _refuse_over_limits(group_errors(group, limits), "group configuration")
+    errors = _entry_errors(group.pipeline)
+    if errors:
+        raise InvalidRequest("the pipeline would refuse every add it is declared for", errors, 422)
+
+
+def _entry_errors(pipeline: Pipeline) -> list[FieldError]:
+    """Entry steps for string or conversation input must reach an extract step through
+    nothing but sliding-window buffers: every other step works on extracted memories.
+    (pre_extracted input may enter anywhere: its items are memories already.)"""
+    errors = []
+    for index, entry in enumerate(pipeline.steps):
+        if entry.input_type not in ("string", "conversation"):
+            continue
+        step = entry
+        while isinstance(step, BufferStep) and step.mode == "sliding_window" and step.next:
+            step = pipeline.step(step.next)
+        if not isinstance(step, ExtractStep):
+            errors.append(
+                FieldError(
+                    location=f"body.pipeline.steps[{index}]",
+                    value=entry.id,
+                    message=f"step '{entry.id}' is the entry for {entry.input_type} input, "
+                    f"which needs an extract step first; its chain reaches a {step.kind} "
+                    "step before any extract (start with an extract step, or a "
+                    "sliding-window buffer before one)",
+                )
+            )
+    return errors

@@ -15,10 +15,11 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo import metrics
-from mnemo.core.admission import check_add, memory_query
+from mnemo.core.admission import check_add, check_group, memory_query
 from mnemo.core.erasure import erase_user
 from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
@@ -35,8 +36,9 @@ from mnemo.domain.requests import (
     ListRequest,
     NotFound,
     SearchRequest,
+    location_of,
 )
-from mnemo.domain.scope import normalize_user_id
+from mnemo.domain.scope import InvalidUserId, normalize_user_id
 from mnemo.domain.templates import group_from_document
 from mnemo.settings import Settings
 from mnemo.steps.base import Deps
@@ -80,12 +82,27 @@ class Engine:
     async def put_group(self, project: str, name: str, document: dict[str, object]) -> GroupConfig:
         try:
             group = group_from_document(name, document)
+        except ValidationError as exc:
+            errors = [
+                FieldError(location=location_of(("body", *e["loc"])), message=e["msg"])
+                for e in exc.errors(include_url=False, include_input=False)
+            ]
+            raise InvalidRequest("invalid group configuration", errors) from exc
         except (ValueError, LookupError) as exc:
             raise InvalidRequest(
                 f"invalid group configuration: {exc}",
                 [FieldError(location="body", message=str(exc))],
             ) from exc
-        await self.groups.put(project, group)
+        limits = self.settings.limits
+        check_group(group, limits)
+        if not await self.groups.put(project, group, limits.groups_per_project):
+            message = (
+                f"the project already has {limits.groups_per_project} groups, its limit "
+                "(MNEMO_LIMITS_GROUPS_PER_PROJECT); replace an existing group instead"
+            )
+            raise InvalidRequest(
+                message, [FieldError(location="path.name", value=name, message=message)], 422
+            )
         return group
 
     # -- adds and runs ------------------------------------------------------------------
@@ -93,7 +110,7 @@ class Engine:
         """Durably record the add and its run; returns once both are committed."""
         started = time.perf_counter()
         group = await self._group_for_request(project, request.group)
-        check_add(group, request)
+        check_add(group, request, self.settings.limits)
         record = RunRecord.new(
             run_id=str(uuid.uuid4()),
             project=project,
@@ -185,7 +202,7 @@ class Engine:
     # -- memories -----------------------------------------------------------------------
     async def search(self, project: str, request: SearchRequest) -> list[Memory]:
         group = await self._group_for_request(project, request.group)
-        query = memory_query(project, group, request)
+        query = memory_query(project, group, request, self.settings.limits)
 
         async def embed_query() -> list[float]:
             return (await self.deps.embedder.embed([query.text]))[0]
@@ -201,7 +218,7 @@ class Engine:
 
     async def list_memories(self, project: str, request: ListRequest) -> tuple[list[Memory], int]:
         group = await self._group_for_request(project, request.group)
-        query = memory_query(project, group, request)
+        query = memory_query(project, group, request, self.settings.limits)
         async with self.db.connect() as conn:
             return await memory_store.list_(conn, query, group, request.offset)
 
@@ -210,7 +227,7 @@ class Engine:
     ) -> Memory:
         g = await self.groups.get(project, group)
         async with self.db.connect() as conn:
-            memory = await memory_store.get(conn, project, g, normalize_user_id(user_id), memory_id)
+            memory = await memory_store.get(conn, project, g, _user(user_id), memory_id)
         if memory is None:
             raise NotFound(f"memory '{memory_id}' not found")
         return memory
@@ -221,7 +238,7 @@ class Engine:
         g = await self.groups.get(project, group)
         async with self.db.begin() as conn:
             if not await memory_store.archive(
-                conn, project, g, normalize_user_id(user_id), memory_id, self.deps.clock.now()
+                conn, project, g, _user(user_id), memory_id, self.deps.clock.now()
             ):
                 raise NotFound(f"memory '{memory_id}' not found")
 
@@ -233,14 +250,14 @@ class Engine:
         g = await self.groups.get(project, group)
         async with self.db.begin() as conn:
             if not await erasure_store.erase_memory(
-                conn, project, g, normalize_user_id(user_id), memory_id, self.deps.clock.now()
+                conn, project, g, _user(user_id), memory_id, self.deps.clock.now()
             ):
                 raise NotFound(f"memory '{memory_id}' not found")
 
     async def erase_user(self, project: str, user_id: str) -> ErasureReport:
         """Erase everything of the user in the project and leave a tombstone, so queued,
         in-flight, buffered and replayed data of theirs never comes back (`core.erasure`)."""
-        normalized = normalize_user_id(user_id)
+        normalized = _user(user_id, "path.user_id")
         if normalized is None:
             raise InvalidRequest(
                 "user_id must not be blank",
@@ -253,9 +270,7 @@ class Engine:
     ) -> list[MemoryVersion]:
         g = await self.groups.get(project, group)
         async with self.db.connect() as conn:
-            versions = await memory_store.history(
-                conn, project, g, normalize_user_id(user_id), memory_id
-            )
+            versions = await memory_store.history(conn, project, g, _user(user_id), memory_id)
         if versions is None:
             raise NotFound(f"memory '{memory_id}' not found")
         return versions
@@ -276,7 +291,7 @@ class Engine:
                 conn,
                 project,
                 status=status,
-                user_id=normalize_user_id(user_id),
+                user_id=_user(user_id),
                 before=before,
                 limit=limit,
             )
@@ -318,7 +333,7 @@ class Engine:
                 project,
                 g,
                 topics=topics,
-                user_id=normalize_user_id(user_id),
+                user_id=_user(user_id),
                 properties=properties or {},
                 limit=limit,
                 offset=offset,
@@ -330,9 +345,7 @@ class Engine:
         """The ids of the runs that wrote a memory, oldest first (its provenance)."""
         g = await self.groups.get(project, group)
         async with self.database.db.connect() as conn:
-            found = await browse_store.run_ids(
-                conn, project, g, normalize_user_id(user_id), memory_id
-            )
+            found = await browse_store.run_ids(conn, project, g, _user(user_id), memory_id)
         if found is None:
             raise NotFound(f"memory '{memory_id}' not found")
         return found
@@ -376,3 +389,13 @@ class Engine:
                 [FieldError(location="body.group", value=name, message=str(exc))],
                 status=404,
             ) from exc
+
+
+def _user(user_id: str | None, location: str = "query.user_id") -> str | None:
+    """The caller's user id in its compared form; 422 for one that is refused."""
+    try:
+        return normalize_user_id(user_id)
+    except InvalidUserId as exc:
+        raise InvalidRequest(
+            "invalid user_id", [FieldError(location=location, message=str(exc))], 422
+        ) from exc

@@ -60,10 +60,14 @@ class GroupCache:
             raise NotFound(f"group '{name}' does not exist in this project")
         return group
 
-    async def put(self, project: str, group: GroupConfig) -> None:
+    async def put(self, project: str, group: GroupConfig, max_groups: int | None = None) -> bool:
+        """Create or replace `group`; False (nothing stored) when it would be a new group
+        beyond `max_groups` in the project."""
         async with self.db.begin() as conn:
-            await group_store.put(conn, project, group, self.clock.now())
+            if not await group_store.put(conn, project, group, self.clock.now(), max_groups):
+                return False
         self._cache.put((project, group.name), group)
+        return True
 
     async def list(self, project: str) -> list[GroupConfig]:
         await self.get(project, DEFAULT_GROUP)

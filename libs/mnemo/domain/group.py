@@ -7,7 +7,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from mnemo.domain.pipeline import (
     BufferStep,
     ExtractStep,
+    MissingStep,
     Pipeline,
+    Step,
     TransformStep,
 )
 from mnemo.domain.retention import RetentionPolicy
@@ -46,6 +48,21 @@ class GroupConfig(BaseModel):
             if topic.name == name:
                 return topic
         raise LookupError(f"topic '{name}' is not in group '{self.name}'")
+
+    def step(self, step_id: str) -> Step:
+        """The pipeline's step `step_id`, for a run, flush or buffer that named it earlier.
+
+        Raises MissingStep (naming the step and the group) when the group was replaced
+        since and no longer has it: the run fails with that error and can be retried.
+        """
+        try:
+            return self.pipeline.step(step_id)
+        except MissingStep:
+            raise MissingStep(
+                f"step '{step_id}' is no longer in the pipeline of group '{self.name}' (the "
+                "group was changed while the run was in flight); retry the run to send it "
+                "through the current pipeline"
+            ) from None
 
     def has_topic(self, name: str) -> bool:
         return any(t.name == name for t in self.topics)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from mnemo.domain.limits import NAME_CHARS
 from mnemo.domain.wire import WireModel
 
 InputType = Literal["string", "conversation", "pre_extracted"]
@@ -70,7 +71,7 @@ class ConversationInput(_Strict):
 
 class PreExtractedItem(_Strict):
     content: str = Field(min_length=1)
-    topic: str = Field(min_length=1)
+    topic: str = Field(min_length=1, max_length=NAME_CHARS)
 
 
 class PreExtractedInput(_Strict):

@@ -15,6 +15,10 @@ from mnemo.domain.inputs import InputType
 _ID = r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$"
 
 
+class MissingStep(LookupError):
+    """A run, flush or buffer names a step the pipeline does not have (it changed)."""
+
+
 class _Step(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -145,7 +149,10 @@ class Pipeline(BaseModel):
             step = by_id[step.next]
 
     def index_of(self, step_id: str) -> int:
-        return next(i for i, s in enumerate(self.steps) if s.id == step_id)
+        for index, step in enumerate(self.steps):
+            if step.id == step_id:
+                return index
+        raise MissingStep(f"step '{step_id}' is not in the pipeline")
 
     def step(self, step_id: str) -> Step:
         return self.steps[self.index_of(step_id)]

@@ -7,10 +7,12 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from mnemo.domain.inputs import AddInput
-from mnemo.domain.search import RetrievalType, TopicSelector
+from mnemo.domain.limits import DESCRIPTION_CHARS
+from mnemo.domain.scope import UserId
+from mnemo.domain.search import Name, PropertyKey, PropertyValue, RetrievalType, TopicSelector
 from mnemo.domain.wire import WireModel
 
-Properties = dict[str, str]
+Properties = dict[PropertyKey, PropertyValue]
 
 
 class _Request(WireModel):
@@ -22,10 +24,10 @@ class _Request(WireModel):
 
 class AddRequest(_Request):
     input: AddInput
-    user_id: str | None = Field(default=None, min_length=1, max_length=256)
+    user_id: UserId | None = None
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
-    root: str | None = None
+    root: Name | None = None
 
 
 class RetrievalConfig(_Request):
@@ -35,16 +37,16 @@ class RetrievalConfig(_Request):
 
 class SearchRequest(_Request):
     query: str = Field(min_length=1, max_length=10_000)
-    topics: list[str | TopicSelector] | None = None
-    user_id: str | None = Field(default=None, min_length=1, max_length=256)
+    topics: list[Name | TopicSelector] | None = None
+    user_id: UserId | None = None
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
     retrieval_config: RetrievalConfig | None = None
 
 
 class ListRequest(_Request):
-    topics: list[str | TopicSelector] | None = None
-    user_id: str | None = Field(default=None, min_length=1, max_length=256)
+    topics: list[Name | TopicSelector] | None = None
+    user_id: UserId | None = None
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
     limit: int = Field(default=20, ge=1, le=100)
@@ -56,7 +58,7 @@ class GroupDocument(_Request):
     """PUT /v1/groups/{name}: a template name, or topics plus a pipeline."""
 
     template: str | None = None
-    description: str = ""
+    description: str = Field(default="", max_length=DESCRIPTION_CHARS)
     topics: list[dict[str, object]] | None = None
     pipeline: dict[str, object] | None = None
     # {raw_input_days, drop_raw_input_at_commit}: see mnemo.domain.retention.
@@ -73,6 +75,14 @@ class GroupDocument(_Request):
 ErrorLocation = tuple[str | int, ...]
 
 
+def location_of(loc: ErrorLocation | list[str | int]) -> str:
+    """('body', 'items', 0, 'topic') -> 'body.items[0].topic'."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
 class FieldError(BaseModel):
     location: str
     message: str
@@ -80,18 +90,22 @@ class FieldError(BaseModel):
 
 
 class InvalidRequest(ValueError):
-    """A request the engine refuses; nothing was stored. Maps to 400 with named locations."""
+    """A request the engine refuses; nothing was stored. Maps to `status` (400 unless
+    said otherwise; 422 for a limit) with named locations."""
 
     def __init__(
         self,
         detail: str,
         errors: list[FieldError] | None = None,
-        status: Literal[400, 404, 409, 413, 503] = 400,
+        status: Literal[400, 404, 409, 413, 422, 503] = 400,
         retry_after: int | None = None,
     ) -> None:
-        super().__init__(detail)
-        self.detail = detail
         self.errors = errors or []
+        # str() (a failed run's error, a log line) names the fields; `detail` alone is
+        # the problem document's detail.
+        named = "; ".join(f"{e.location}: {e.message}" for e in self.errors)
+        super().__init__(f"{detail} ({named})" if named else detail)
+        self.detail = detail
         self.status = status
         self.retry_after = retry_after  # seconds, for a 503 (the Retry-After header)
 

@@ -4,19 +4,66 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 import uuid
 from collections.abc import Iterable, Mapping
+from typing import Annotated
 
+from pydantic import AfterValidator, StringConstraints
+
+from mnemo.domain.limits import USER_ID_CHARS
 from mnemo.domain.topics import Topic
 
 _BOUNDED_NAMESPACE = uuid.UUID("6f1d7a52-8c1b-4d55-9d1e-3f0a9b6c2e11")
 
 
+class InvalidUserId(ValueError):
+    """A user id that compatibility normalization would turn into another id."""
+
+
+def check_user_id(user_id: str) -> str:
+    """Refuse an id holding a character Unicode folds onto another one.
+
+    That is a compatibility character (fullwidth or superscript letters, ligatures: the
+    id's NFKC form differs from its NFC form) or a canonical singleton (KELVIN SIGN,
+    OHM SIGN, ANGSTROM SIGN, CJK compatibility ideographs: NFC itself replaces them), so
+    "\u212aate" cannot pass for "kate". Ids that differ only by case, or by composed and
+    decomposed accents, are accepted and compare equal (see `normalize_user_id`).
+    """
+    canonical = unicodedata.normalize("NFC", user_id)
+    if unicodedata.normalize("NFKC", canonical) != canonical or any(map(_singleton, user_id)):
+        raise InvalidUserId(
+            "user_id holds a character Unicode treats as another one (e.g. KELVIN SIGN, "
+            "fullwidth or superscript letters, ligatures), which would make it another "
+            "user's id; send it in its plain form"
+        )
+    return user_id
+
+
+def _singleton(char: str) -> bool:
+    """A character whose canonical decomposition is one other character."""
+    mapping = unicodedata.decomposition(char).split()
+    return len(mapping) == 1 and not mapping[0].startswith("<")
+
+
+UserId = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=USER_ID_CHARS),
+    AfterValidator(check_user_id),
+]
+
+
 def normalize_user_id(user_id: str | None) -> str | None:
-    """User ids are case-insensitive; they are stored lower-cased."""
+    """The form user ids are compared and stored in: trimmed, NFKC, case-folded.
+
+    "STRASSE" and "straße", or "José" composed and decomposed, are one user. Raises
+    InvalidUserId for an id `check_user_id` refuses; blank ids are None.
+    """
     if user_id is None:
         return None
-    return user_id.strip().lower() or None
+    check_user_id(user_id)
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", user_id).casefold())
+    return folded.strip() or None
 
 
 def required_properties(topics: Iterable[Topic]) -> set[str]:

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from mnemo.domain.limits import NAME_CHARS, PROPERTY_KEY_CHARS, PROPERTY_VALUE_CHARS
 
 RetrievalType = Literal["vector", "bm25", "hybrid", "fetch"]
+PropertyKey = Annotated[str, StringConstraints(max_length=PROPERTY_KEY_CHARS)]
+PropertyValue = Annotated[str, StringConstraints(max_length=PROPERTY_VALUE_CHARS)]
+# Topic names and step ids follow the same pattern: at most 64 characters.
+Name = Annotated[str, StringConstraints(max_length=NAME_CHARS)]
 
 
 class TopicSelector(BaseModel):
@@ -18,8 +24,8 @@ class TopicSelector(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str
-    properties: dict[str, str | None] | None = None
+    name: Name
+    properties: dict[PropertyKey, PropertyValue | None] | None = None
 
 
 class MemoryQuery(BaseModel):

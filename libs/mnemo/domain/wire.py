@@ -1,4 +1,4 @@
-"""The base of every model read from callers: unknown fields and NUL characters refused."""
+"""The base of every model read from callers: unknown fields and unstorable text refused."""
 
 from __future__ import annotations
 
@@ -6,19 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-
-def refuse_nul(value: Any) -> Any:
-    """Postgres text cannot hold NUL characters: refuse them with a clear message."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise ValueError("text must not contain NUL (\\x00) characters")
-    elif isinstance(value, dict):
-        for item in value.values():
-            refuse_nul(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            refuse_nul(item)
-    return value
+from mnemo.domain.text import refuse_unstorable_text
 
 
 class WireModel(BaseModel):
@@ -26,5 +14,7 @@ class WireModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_nul(cls, data: Any) -> Any:
-        return refuse_nul(data)
+    def _storable_text(cls, data: Any) -> Any:
+        """Postgres cannot hold NUL characters, nor UTF-8 an unpaired surrogate: refuse
+        them here too, for callers that do not come through the gateway's JSON guard."""
+        return refuse_unstorable_text(data)

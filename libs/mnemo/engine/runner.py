@@ -77,7 +77,7 @@ class PipelineRunner:
             properties=run.properties,
             inputs=[run.input],
         )
-        step = group.pipeline.step(run.starting_step_id)
+        step = group.step(run.starting_step_id)
         if not takes_raw_input(step):  # a root past extraction: items enter as they are
             batch.candidates, batch.inputs = pre_extracted_candidates(batch), []
         return batch, group, step
@@ -95,7 +95,7 @@ class PipelineRunner:
             properties=p["properties"],
             candidates=[Candidate.model_validate(c) for c in p["items"]],
         )
-        return batch, group, group.pipeline.following(group.pipeline.step(p["step_id"]))
+        return batch, group, group.pipeline.following(group.step(p["step_id"]))
 
     async def execute(
         self, tx: AsyncConnection, group: GroupConfig, step: Step | None, batch: Batch

@@ -1,5 +1,9 @@
 """Time triggers: periodically flush buffers whose idle, since-first or interval time is up,
-and, less often, redact raw inputs past their group's retention."""
+and, less often, redact raw inputs past their group's retention.
+
+A buffer whose step its group no longer has (the group was replaced) is given up: its
+runs fail with an error naming the step, and can be retried through the current pipeline.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,13 @@ import logging
 import time
 
 from mnemo import metrics
+from mnemo.core.failures import describe
 from mnemo.core.retention import sweep_expired
-from mnemo.domain.pipeline import BufferStep
+from mnemo.domain.memory import RunState
+from mnemo.domain.pipeline import BufferStep, MissingStep
 from mnemo.domain.requests import NotFound
 from mnemo.engine.runner import PipelineRunner
-from mnemo.store import buffers
+from mnemo.store import buffers, runs
 
 log = logging.getLogger(__name__)
 
@@ -26,10 +32,21 @@ async def tick(runner: PipelineRunner) -> int:
     for buffer, *_ in pending:
         try:
             group = await runner.groups.get(buffer.project, buffer.group)
-            step = group.pipeline.step(buffer.step_id)
-        except (NotFound, StopIteration):
+            step = group.step(buffer.step_id)
+        except NotFound:
             continue
-        if not isinstance(step, BufferStep) or step.mode != "batch":
+        except MissingStep as exc:
+            await give_up(runner, buffer, exc)
+            continue
+        if not isinstance(step, BufferStep):
+            gone = MissingStep(
+                f"step '{step.id}' of group '{group.name}' is no longer a buffer (the group "
+                "was changed while runs waited in it); retry the run to send it through the "
+                "current pipeline"
+            )
+            await give_up(runner, buffer, gone)
+            continue
+        if step.mode != "batch":
             continue
         async with runner.deps.db.begin() as tx:
             reason = await runner.flush_if_due(tx, step, buffer)
@@ -37,6 +54,17 @@ async def tick(runner: PipelineRunner) -> int:
             flushed += 1
             runner.bus.wake()  # committed: a worker can claim the flush now
     return flushed
+
+
+async def give_up(runner: PipelineRunner, buffer: buffers.BufferKey, exc: Exception) -> None:
+    """Fail the open runs held in `buffer` with `exc`, and drop its items."""
+    async with runner.deps.db.begin() as tx:
+        held = await buffers.items(tx, buffer, lock=True)
+        run_ids = sorted({item.run_id for item in held})
+        now = runner.deps.clock.now()
+        await runs.set_status(tx, run_ids, RunState.failed, now, error=describe(exc))
+        await buffers.remove(tx, [item.id for item in held])
+    log.warning("buffer %s/%s given up: %s", buffer.group, buffer.step_id, exc)
 
 
 async def run_ticker(

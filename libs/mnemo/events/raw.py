@@ -7,7 +7,7 @@ Outside producers may publish conversation events here directly, without the gat
         "schema_version": 1,
         "project": "default",              # the project the memories belong to
         "group": "default",                # the group whose pipeline runs
-        "user_id": "alice",                # required by user-scoped topics; lower-cased
+        "user_id": "alice",                # required by user-scoped topics; case-folded
         "properties": {"conversation_id": "c1"},  # the group's scope properties
         "input": {"conversation": {"messages": [{"role": "user", "content": "..."}]}},
         "root": null,                      # optional: start at this step id
@@ -34,7 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo.domain.inputs import AddInput
-from mnemo.domain.scope import normalize_user_id, scope_key
+from mnemo.domain.scope import UserId, normalize_user_id, scope_key
 
 _RUN_NAMESPACE = uuid.UUID("0b6c9f3e-3d8a-4f7e-9a51-2f4c8e1d7a90")
 
@@ -46,7 +46,7 @@ class RawEvent(BaseModel):
     run_id: str | None = Field(default=None, min_length=1, max_length=128)
     project: str = Field(default="default", min_length=1, max_length=128)
     group: str = Field(default="default", min_length=1, max_length=64)
-    user_id: str | None = Field(default=None, min_length=1, max_length=256)
+    user_id: UserId | None = None
     properties: dict[str, str] = Field(default_factory=dict)
     input: AddInput
     root: str | None = None

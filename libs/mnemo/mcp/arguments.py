@@ -13,9 +13,9 @@ from pydantic import AfterValidator, BaseModel, Field
 from mnemo.api.schemas import MemoryOut
 from mnemo.client.requests import MAX_SERVER_WAIT
 from mnemo.domain.search import TopicSelector
-from mnemo.domain.wire import refuse_nul
+from mnemo.domain.text import refuse_unstorable_text
 
-Text = Annotated[str, AfterValidator(refuse_nul)]
+Text = Annotated[str, AfterValidator(refuse_unstorable_text)]
 
 UserId = Annotated[
     Text | None,

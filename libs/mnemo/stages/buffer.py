@@ -59,7 +59,7 @@ def buffer_key(group: str, step_id: str, scope_key: str) -> str:
 
 def batch_buffer(group: GroupConfig, step_id: str) -> BufferStep:
     """The batch buffer step `step_id` of the group's pipeline (TypeError for another step)."""
-    step = group.pipeline.step(step_id)
+    step = group.step(step_id)
     if not isinstance(step, BufferStep) or step.mode != "batch":
         raise TypeError(f"step '{step.id}' is not a batch buffer")
     return step
@@ -172,7 +172,7 @@ def pending_emits(state: BufferState, group: GroupConfig) -> list[Emit]:
     if state.pending is None:
         return []
     return forward(
-        group.pipeline.step(state.pending.step_id), state.pending.batch, state.pending.run_started
+        group.step(state.pending.step_id), state.pending.batch, state.pending.run_started
     )
 
 

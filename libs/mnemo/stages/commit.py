@@ -35,7 +35,7 @@ async def commit_stage(
     """
     batch = event.batch
     group = await groups.get(batch.project, batch.group)
-    step: Step | None = group.pipeline.step(event.step_id)
+    step: Step | None = group.step(event.step_id)
     if not isinstance(step, CommitStep):
         step = await run_chain(deps, group, step, batch, COMMITTER_LEAD_KINDS)
     if not isinstance(step, CommitStep):

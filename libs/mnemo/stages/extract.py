@@ -73,7 +73,7 @@ async def extract_stage(
         properties=run.properties,
         inputs=[event.input],
     )
-    step: Step | None = group.pipeline.step(run.starting_step_id)
+    step: Step | None = group.step(run.starting_step_id)
     while isinstance(step, BufferStep) and step.mode == "sliding_window":
         key = sliding.window_key(batch.group, step.id, batch.scope_key)
         units = [u for raw in batch.inputs for u in raw.text_units()]
@@ -104,7 +104,7 @@ async def admit(
     refused: Exception | None = None
     try:
         group = await groups.get(event.project, event.group)
-        check_add(group, _request(event))
+        check_add(group, _request(event), deps.settings.limits)
     except Exception as exc:
         refused = exc
     run = _record(event, run_id, group, deps, describe(refused) if refused else None)

@@ -14,7 +14,7 @@ async def transform_stage(deps: Deps, groups: GroupCache, event: StageEvent) -> 
     batch to whatever step follows (another service's topic)."""
     batch = event.batch
     group = await groups.get(batch.project, batch.group)
-    step = group.pipeline.step(event.step_id)
+    step = group.step(event.step_id)
     if step.kind not in TRANSFORMER_KINDS:
         raise TypeError(f"step '{step.id}' is {step.kind}, not a transform")
     following = await run_chain(deps, group, step, batch, TRANSFORMER_KINDS)

@@ -13,6 +13,8 @@ from alembic.config import Config
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from mnemo.store.data_dir import guard_pgserver_permissions, prepare_data_dir
+
 log = logging.getLogger(__name__)
 _MIGRATIONS = Path(__file__).parent / "migrations"
 EMBEDDED_MAX_CONNECTIONS = 400
@@ -44,7 +46,8 @@ def start_embedded(data_dir: Path) -> tuple[Any, str]:
     except ImportError as exc:  # pragma: no cover - it is a core dependency
         raise RuntimeError("the embedded database needs `pip install pgserver`") from exc
     pg_dir = data_dir / "pg"
-    pg_dir.mkdir(parents=True, exist_ok=True)
+    prepare_data_dir(pg_dir)
+    guard_pgserver_permissions(pgserver)
     # "stop": the server stops when the last process using this data folder lets go of it.
     server = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
     if _max_connections(server) < EMBEDDED_MAX_CONNECTIONS:

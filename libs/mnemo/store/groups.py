@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -34,7 +34,27 @@ async def list_(conn: AsyncConnection, project: str) -> list[GroupConfig]:
     return [GroupConfig.model_validate(c) for c in rows]
 
 
-async def put(conn: AsyncConnection, project: str, group: GroupConfig, now: datetime) -> None:
+async def put(
+    conn: AsyncConnection,
+    project: str,
+    group: GroupConfig,
+    now: datetime,
+    max_groups: int | None = None,
+) -> bool:
+    """Create or replace; with `max_groups`, a new group beyond that many is refused (False).
+
+    Counting takes a per-project advisory lock for the transaction, so concurrent creates
+    cannot both squeeze under the limit.
+    """
+    if max_groups is not None:
+        await conn.execute(select(func.pg_advisory_xact_lock(func.hashtextextended(project, 0))))
+        names = (
+            (await conn.execute(select(groups.c.name).where(groups.c.project == project)))
+            .scalars()
+            .all()
+        )
+        if group.name not in names and len(names) >= max_groups:
+            return False
     config = group.model_dump(mode="json")
     await conn.execute(
         pg_insert(groups)
@@ -44,6 +64,7 @@ async def put(conn: AsyncConnection, project: str, group: GroupConfig, now: date
             set_={"config": config, "updated_at": now},
         )
     )
+    return True
 
 
 async def create_if_absent(

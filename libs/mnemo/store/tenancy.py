@@ -15,8 +15,21 @@ boundary there, and user ids are a filter.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from sqlalchemy import ColumnElement, and_, false, or_
+from sqlalchemy import (
+    ARRAY,
+    BindParameter,
+    ColumnElement,
+    String,
+    and_,
+    any_,
+    bindparam,
+    false,
+    func,
+    or_,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import MemoryStatus
@@ -77,8 +90,17 @@ def _selector_problems(index: int, selector: TopicSelector, topic: Topic) -> lis
 
 
 def visible_memories(query: MemoryQuery, group: GroupConfig) -> ColumnElement[bool]:
-    """The WHERE clause for a search or list: tenant, topics, user and property filters."""
-    per_topic: list[ColumnElement[bool]] = []
+    """The WHERE clause for a search or list: tenant, topics, user and property filters.
+
+    The selectors are bound as array parameters (topic names, and one `{topic: filters}`
+    JSONB pattern per selector), so the statement's shape never depends on the list: a
+    new selector list reuses the compiled statement instead of compiling (and caching) a
+    clause per selector. Only six shapes exist: user clause none / own / mixed, with or
+    without property filters.
+    """
+    shared: set[str] = set()
+    own: set[str] = set()
+    patterns: list[dict[str, dict[str, str]]] = []
     problems: list[FieldError] = []
     needs_user: list[str] = []
     for index, selector in enumerate(query.topics):
@@ -86,27 +108,42 @@ def visible_memories(query: MemoryQuery, group: GroupConfig) -> ColumnElement[bo
         problems += _selector_problems(index, selector, topic)
         if topic.internal:
             continue  # fragments are never searchable
-        clauses: list[ColumnElement[bool]] = [memories.c.topic == topic.name]
         if topic.scoping.user_scoped:
             if query.user_id is None:
                 needs_user.append(topic.name)
-            clauses.append(memories.c.user_id == query.user_id)
-        for key, value in topic_filters(query, selector, topic).items():
-            clauses.append(memories.c.properties[key].astext == value)
-        per_topic.append(and_(*clauses))
+            own.add(topic.name)
+        else:
+            shared.add(topic.name)
+        patterns.append({topic.name: topic_filters(query, selector, topic)})
     if needs_user:
         names = ", ".join(f"'{name}'" for name in needs_user)
         message = f"user-scoped topics ({names}): searching or listing them needs user_id"
         problems.insert(0, FieldError(location="body.user_id", message=message))
     if problems:
         raise IsolationError(problems)
-    if not per_topic:
+    if not patterns:
         return false()
-    return and_(
+    clauses = [
         tenant_filter(query.project, query.group),
         memories.c.status == MemoryStatus.active,
-        or_(*per_topic),
-    )
+        memories.c.topic == any_(_array(sorted(shared | own), String)),
+    ]
+    if own:  # user-scoped topics: only the caller's memories (hard isolation)
+        mine = memories.c.user_id == query.user_id
+        if shared:
+            mine = or_(memories.c.topic == any_(_array(sorted(shared), String)), mine)
+        clauses.append(mine)
+    if any(filters for pattern in patterns for filters in pattern.values()):
+        # Each memory as {topic: properties}: it matches a selector when that contains the
+        # selector's pattern (same topic, and every filtered property equal).
+        keyed = func.jsonb_build_object(memories.c.topic, memories.c.properties)
+        clauses.append(keyed.op("@>")(any_(_array(patterns, JSONB))))
+    return and_(*clauses)
+
+
+def _array(values: list[Any], item_type: Any) -> BindParameter[Any]:
+    """One array bind parameter: its length is a value, not part of the statement."""
+    return bindparam(None, values, type_=ARRAY(item_type), unique=True)
 
 
 def project_view(

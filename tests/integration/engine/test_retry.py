@@ -144,7 +144,7 @@ async def test_the_gateway_answers_503_with_retry_after(
     settings = engine.settings.model_copy(update={"auth_disabled": True, "project": project})
     app = create_app(settings, faulty)
     async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://gateway"
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
     ) as http:
         response = await http.post(f"/v1/runs/{failed.run_id}/retry")
     assert response.status_code == 503

@@ -8,7 +8,6 @@ from fastapi import APIRouter, Path
 
 from mnemo.api.deps import EngineDep, ProjectDep
 from mnemo.api.schemas import GroupList, GroupSummary
-from mnemo.api.text_guard import reject_nul_in_body
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import GroupDocument
 
@@ -38,5 +37,4 @@ async def put_group(
 
     The document is the JSON equivalent of a group YAML file.
     """
-    reject_nul_in_body(body)
     return await engine.put_group(project, name, body.as_document())

@@ -6,16 +6,20 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
+from pydantic import AfterValidator
 
 from mnemo.api.deps import EngineDep, ProjectDep
 from mnemo.api.schemas import AddBody, AddResponse, ListBody, MemoryHistory, MemoryOut, MemoryPage
-from mnemo.api.text_guard import reject_nul_in_body
+from mnemo.domain.limits import USER_ID_CHARS
 from mnemo.domain.requests import SearchRequest
+from mnemo.domain.scope import check_user_id
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
 
 UserQuery = Annotated[
-    str | None, Query(max_length=256, description="Owner of user-scoped memories")
+    str | None,
+    Query(max_length=USER_ID_CHARS, description="Owner of user-scoped memories"),
+    AfterValidator(lambda user: None if user is None else check_user_id(user)),
 ]
 GroupQuery = Annotated[str | None, Query(max_length=64, description="Group; default 'default'")]
 
@@ -23,7 +27,6 @@ GroupQuery = Annotated[str | None, Query(max_length=64, description="Group; defa
 @router.post("", response_model=AddResponse, response_model_exclude_none=True)
 async def add_memories(body: AddBody, engine: EngineDep, project: ProjectDep) -> AddResponse:
     """Record an add durably and start its pipeline run; poll the run for results."""
-    reject_nul_in_body(body)
     run = await engine.add(project, body)
     return AddResponse(run_id=run.run_id, status=run.status, error=run.error)
 
@@ -33,7 +36,6 @@ async def search_memories(
     body: SearchRequest, engine: EngineDep, project: ProjectDep
 ) -> MemoryPage:
     """Vector, BM25, hybrid or fetch retrieval over the selected topics, with scores."""
-    reject_nul_in_body(body)
     found = await engine.search(project, body)
     return MemoryPage.model_validate({"memories": found, "total": len(found)}, from_attributes=True)
 
@@ -42,7 +44,6 @@ async def search_memories(
 async def list_memories(body: ListBody, engine: EngineDep, project: ProjectDep) -> MemoryPage:
     """List memories without a query, newest first; `total` counts all matches. Filters as in
     search: `topics` (with per-topic `properties`), `user_id`, `properties`, `limit`."""
-    reject_nul_in_body(body)
     found, total = await engine.list_memories(project, body)
     return MemoryPage.model_validate({"memories": found, "total": total}, from_attributes=True)
 

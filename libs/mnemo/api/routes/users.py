@@ -5,16 +5,23 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Path
+from pydantic import AfterValidator
 
 from mnemo.api.deps import EngineDep, ProjectDep
 from mnemo.api.schemas import Erased
+from mnemo.domain.limits import USER_ID_CHARS
+from mnemo.domain.scope import check_user_id
 
 router = APIRouter(prefix="/v1/users", tags=["mnemo extensions"])
 
 
 @router.delete("/{user_id}", response_model=Erased)
 async def erase_user(
-    user_id: Annotated[str, Path(min_length=1, max_length=256, pattern=r"\S")],
+    user_id: Annotated[
+        str,
+        Path(min_length=1, max_length=USER_ID_CHARS, pattern=r"\S"),
+        AfterValidator(check_user_id),
+    ],
     engine: EngineDep,
     project: ProjectDep,
 ) -> Erased:
