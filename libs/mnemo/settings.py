@@ -157,6 +157,9 @@ class Settings(BaseSettings):
     bus_poll_seconds: float = Field(default=0.2, gt=0)
     buffer_tick_seconds: float = Field(default=1.0, gt=0)
     dedupe_threshold: float = Field(default=0.9, ge=0, le=1)
+    # Each pass of a run through its pipeline (from its add or a buffer flush, to its commit
+    # or its next buffer) must end within this; past it the run fails, retryable.
+    run_time_budget_seconds: float = Field(default=300.0, gt=0)
 
     # HTTP.
     host: str = "127.0.0.1"

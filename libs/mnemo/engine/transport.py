@@ -43,7 +43,9 @@ class EmbeddedTransport:
 
     async def start(self) -> None:
         s = self.settings
-        self.workers = WorkerPool(self.runner, self.bus, s.workers, s.bus_poll_seconds)
+        self.workers = WorkerPool(
+            self.runner, self.bus, s.workers, s.bus_poll_seconds, s.run_time_budget_seconds
+        )
         self.workers.start()
         self._stop.clear()
         self._ticker = asyncio.create_task(

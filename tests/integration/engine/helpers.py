@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from mnemo.core.engine import Engine
+from mnemo.core.records import RunRecord
+from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Memory, Run
 from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
 
 
 async def add(engine: Engine, project: str, body: dict[str, Any]) -> Run:
     return await engine.add(project, AddRequest.model_validate(body))
+
+
+async def submit_past_admission(
+    engine: Engine, project: str, user: str, input: dict[str, Any], root: str | None = None
+) -> str:
+    """Write a run straight to the transport, as an add that admission (its size limits)
+    would refuse but that reached the pipeline anyway. Returns its run id."""
+    record = RunRecord.new(
+        run_id=str(uuid.uuid4()),
+        project=project,
+        group="default",
+        config=await engine.group(project, "default"),
+        input=AddInput.model_validate(input),
+        user_id=user,
+        properties={},
+        root=root,
+        now=engine.deps.clock.now(),
+    )
+    await engine.transport.submit(record)
+    return record.run_id
 
 
 async def add_and_wait(

@@ -58,7 +58,8 @@ class Harness:
     def bind(self, engine: Engine) -> None:
         assert isinstance(engine.transport, EmbeddedTransport)
         self.engine, self.transport = engine, engine.transport
-        self.pool = WorkerPool(self.transport.runner, self.transport.bus, 1, 0.01)
+        budget = engine.settings.run_time_budget_seconds
+        self.pool = WorkerPool(self.transport.runner, self.transport.bus, 1, 0.01, budget)
 
     async def drain(self) -> None:
         while await self.pool.run_once():
