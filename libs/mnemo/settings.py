@@ -160,6 +160,10 @@ class Settings(BaseSettings):
     # Each pass of a run through its pipeline (from its add or a buffer flush, to its commit
     # or its next buffer) must end within this; past it the run fails, retryable.
     run_time_budget_seconds: float = Field(default=300.0, gt=0)
+    # Pipeline workers (and stage services) record a heartbeat in the database this often;
+    # /readyz counts a worker alive while its last heartbeat is younger than the timeout.
+    heartbeat_seconds: float = Field(default=2.0, gt=0)
+    heartbeat_timeout_seconds: float = Field(default=20.0, gt=0)
 
     # HTTP.
     host: str = "127.0.0.1"
@@ -189,6 +193,10 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
+        if self.heartbeat_timeout_seconds <= self.heartbeat_seconds:
+            raise ValueError(
+                "MNEMO_HEARTBEAT_TIMEOUT_SECONDS must be longer than MNEMO_HEARTBEAT_SECONDS"
+            )
         if self.embedding_provider == "local" and self.embedding_dim != 384:
             raise ValueError(
                 "the local embedding model has 384 dimensions; unset MNEMO_EMBEDDING_DIM"

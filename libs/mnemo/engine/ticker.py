@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from mnemo import metrics
+from mnemo.core.failures import describe, is_transient
 from mnemo.domain.pipeline import BufferStep
 from mnemo.domain.requests import NotFound
 from mnemo.engine.runner import PipelineRunner
@@ -40,8 +41,11 @@ async def run_ticker(runner: PipelineRunner, every_seconds: float, stop: asyncio
     while not stop.is_set():
         try:
             await tick(runner)
-        except Exception:
-            log.exception("buffer ticker failed; retrying")
+        except Exception as exc:
+            if is_transient(exc):  # an outage: one line, not a traceback a second
+                log.warning("buffer ticker: database unavailable (%s)", describe(exc, 300))
+            else:
+                log.exception("buffer ticker failed; retrying")
         try:
             await asyncio.wait_for(stop.wait(), every_seconds)
         except TimeoutError:

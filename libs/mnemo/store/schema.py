@@ -15,6 +15,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
@@ -70,6 +71,13 @@ runs = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),
     Index("runs_project_user", "project", "user_id"),
     Index("runs_project_created", "project", "created_at", "run_id"),
+    # Only the open runs: what the quotas count and /readyz's oldest running run reads.
+    Index(
+        "runs_open",
+        "project",
+        "created_at",
+        postgresql_where=text("status IN ('running', 'in_buffer')"),
+    ),
 )
 
 bus_records = Table(
@@ -164,4 +172,17 @@ memory_versions = Table(
     Column("change", String, nullable=False),
     Column("run_id", String),
     Index("memory_versions_memory", "memory_id", "version"),
+)
+
+# One row per live pipeline worker process (embedded workers, stage services), refreshed
+# every MNEMO_HEARTBEAT_SECONDS with the database's clock; /readyz reads them.
+worker_heartbeats = Table(
+    "worker_heartbeats",
+    metadata,
+    Column("worker_id", String, primary_key=True),
+    Column("role", String, nullable=False),
+    Column("host", String, nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("beat_at", DateTime(timezone=True), nullable=False),
 )
