@@ -165,6 +165,16 @@ class Settings(BaseSettings):
     heartbeat_seconds: float = Field(default=2.0, gt=0)
     heartbeat_timeout_seconds: float = Field(default=20.0, gt=0)
 
+    # Load shedding. Adds over a project's rate or open-run quota get 429, adds beyond the
+    # server's queue 503, both with Retry-After. 0 turns a limit off.
+    project_adds_per_second: float = Field(default=0.0, ge=0)
+    project_add_burst: int = Field(default=100, ge=1)
+    project_max_open_runs: int = Field(default=0, ge=0)
+    max_open_runs: int = Field(default=100_000, ge=0)
+    # Adds waiting in memory for the next group commit, and HTTP requests in progress.
+    max_queued_adds: int = Field(default=10_000, ge=1)
+    max_inflight_requests: int = Field(default=1024, ge=1)
+
     # HTTP.
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
+from mnemo.api.inflight import InFlightLimit
 from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
 from mnemo.api.routes import auth, groups, health, memories, runs, users
@@ -86,4 +87,5 @@ def create_app(
     app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))
     install_problem_handlers(app)
     app.add_middleware(BodySizeLimit, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(InFlightLimit, max_inflight=settings.max_inflight_requests)
     return app

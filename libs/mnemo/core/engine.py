@@ -22,6 +22,7 @@ from mnemo.core.admission import check_add, memory_query
 from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
+from mnemo.core.shedding import Shedder
 from mnemo.core.transport import RunTransport, TransportUnavailable
 from mnemo.core.ttl_cache import TTLCache
 from mnemo.domain.group import GroupConfig
@@ -60,6 +61,10 @@ class Engine:
     _key_cache: TTLCache[str, str | None] = field(
         default_factory=lambda: TTLCache(KEY_CACHE_SECONDS)
     )
+    shedder: Shedder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.shedder = Shedder(self.settings, self.database.db)
 
     async def close(self) -> None:
         """Stop the transport's background work, then the providers and the database."""
@@ -91,6 +96,7 @@ class Engine:
         started = time.perf_counter()
         group = await self._group_for_request(project, request.group)
         check_add(group, request)
+        await self.shedder.admit(project)
         record = RunRecord.new(
             run_id=str(uuid.uuid4()),
             project=project,

@@ -84,14 +84,14 @@ class InvalidRequest(ValueError):
         self,
         detail: str,
         errors: list[FieldError] | None = None,
-        status: Literal[400, 404, 409, 413, 503] = 400,
+        status: Literal[400, 404, 409, 413, 429, 503] = 400,
         retry_after: int | None = None,
     ) -> None:
         super().__init__(detail)
         self.detail = detail
         self.errors = errors or []
         self.status = status
-        self.retry_after = retry_after  # seconds, for a 503 (the Retry-After header)
+        self.retry_after = retry_after  # seconds, for a 429 or 503 (the Retry-After header)
 
 
 class NotFound(LookupError):

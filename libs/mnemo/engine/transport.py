@@ -30,7 +30,7 @@ class EmbeddedTransport:
         self.database_url = database_url
         self.bus = PostgresBus()
         self.runner = PipelineRunner(deps, self.bus, groups)
-        self.submitter = PostgresSubmitter(deps.db, self.bus)
+        self.submitter = PostgresSubmitter(deps.db, self.bus, max_pending=settings.max_queued_adds)
         self.workers: WorkerPool | None = None
         self.heartbeat = HeartbeatWriter(deps.db, EMBEDDED_ROLE, settings.heartbeat_seconds)
         self._stop = asyncio.Event()

@@ -242,6 +242,16 @@ async def oldest_running_age(conn: AsyncConnection) -> float | None:
     return None if age is None else float(age)
 
 
+async def open_counts(conn: AsyncConnection) -> dict[str, int]:
+    """Open (`running` or `in_buffer`) runs per project."""
+    rows = await conn.execute(
+        select(runs.c.project, func.count())
+        .where(runs.c.status.in_(_OPEN))
+        .group_by(runs.c.project)
+    )
+    return {row[0]: int(row[1]) for row in rows}
+
+
 def run_from_row(m: Mapping[Any, Any]) -> Run:
     ops = m["committed_operations"]
     return Run(
