@@ -11,7 +11,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.api.problems import problem_response
 
-EXEMPT_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+EXEMPT_PATHS = frozenset({"/health", "/healthz", "/readyz", "/metrics"})
 RETRY_AFTER_SECONDS = 1
 
 
