@@ -176,6 +176,23 @@ class Settings(BaseSettings):
     # the committer service in the distributed mode).
     retention_sweep_seconds: float = Field(default=60.0, gt=0)
     dedupe_threshold: float = Field(default=0.9, ge=0, le=1)
+    # Each pass of a run through its pipeline (from its add or a buffer flush, to its commit
+    # or its next buffer) must end within this; past it the run fails, retryable.
+    run_time_budget_seconds: float = Field(default=300.0, gt=0)
+    # Pipeline workers (and stage services) record a heartbeat in the database this often;
+    # /readyz counts a worker alive while its last heartbeat is younger than the timeout.
+    heartbeat_seconds: float = Field(default=2.0, gt=0)
+    heartbeat_timeout_seconds: float = Field(default=20.0, gt=0)
+
+    # Load shedding. Adds over a project's rate or open-run quota get 429, adds beyond the
+    # server's queue 503, both with Retry-After. 0 turns a limit off.
+    project_adds_per_second: float = Field(default=0.0, ge=0)
+    project_add_burst: int = Field(default=100, ge=1)
+    project_max_open_runs: int = Field(default=0, ge=0)
+    max_open_runs: int = Field(default=100_000, ge=0)
+    # Adds waiting in memory for the next group commit, and HTTP requests in progress.
+    max_queued_adds: int = Field(default=10_000, ge=1)
+    max_inflight_requests: int = Field(default=1024, ge=1)
 
     # HTTP.
     host: str = "127.0.0.1"
@@ -207,6 +224,10 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
+        if self.heartbeat_timeout_seconds <= self.heartbeat_seconds:
+            raise ValueError(
+                "MNEMO_HEARTBEAT_TIMEOUT_SECONDS must be longer than MNEMO_HEARTBEAT_SECONDS"
+            )
         if self.embedding_provider == "local" and self.embedding_dim != 384:
             raise ValueError(
                 "the local embedding model has 384 dimensions; unset MNEMO_EMBEDDING_DIM"

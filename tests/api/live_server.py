@@ -11,8 +11,10 @@ import asyncio
 import socket
 import threading
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import uvicorn
 
@@ -20,9 +22,12 @@ from mnemo.api import create_app
 from mnemo.core.engine import Engine
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.embedded import start_engine
+from mnemo.engine.postgres_watch import watch_embedded_postgres
 from mnemo.llm.openai_client import OpenAICompatibleLLM
 from mnemo.settings import Settings
 from tests.support.scripted_llm import ScriptedLLMServer
+
+T = TypeVar("T")
 
 
 def gateway_settings(database_url: str, data_dir: Path, **overrides: object) -> Settings:
@@ -55,6 +60,8 @@ def scripted_llm(server: ScriptedLLMServer) -> OpenAICompatibleLLM:
 class LiveServer:
     settings: Settings
     llm_server: ScriptedLLMServer
+    run_workers: bool = True
+    watch_postgres: bool = False  # restart an embedded Postgres that dies, as `mnemo serve`
     url: str = ""
     _server: uvicorn.Server | None = None
     _thread: threading.Thread | None = None
@@ -87,9 +94,15 @@ class LiveServer:
 
     async def _serve(self, sock: socket.socket) -> None:
         engine = await start_engine(
-            self.settings, llm=scripted_llm(self.llm_server), embedder=HashEmbedder(384)
+            self.settings,
+            llm=scripted_llm(self.llm_server),
+            embedder=HashEmbedder(384),
+            run_workers=self.run_workers,
         )
         self.engine, self._loop = engine, asyncio.get_running_loop()
+        watch = None
+        if self.watch_postgres:
+            watch = asyncio.create_task(watch_embedded_postgres(engine.database, self._error_out))
         try:
             app = create_app(self.settings, engine)
             config = uvicorn.Config(
@@ -98,13 +111,23 @@ class LiveServer:
             self._server = uvicorn.Server(config)
             await self._server.serve(sockets=[sock])
         finally:
+            if watch is not None:
+                watch.cancel()
             await engine.close()
+
+    def _error_out(self, reason: str) -> None:
+        self._error.append(RuntimeError(reason))
 
     def stop(self) -> None:
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=15)
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run `coroutine` in the server's loop (where its engine lives) and return its result."""
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=30)
 
     def create_key(self, project: str, name: str = "test") -> str:
         """A new API key for `project`, made by the server's own engine, in its loop."""

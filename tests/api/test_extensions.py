@@ -3,6 +3,7 @@ list and `/health`."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import httpx
@@ -182,7 +183,10 @@ def test_health_ready_metrics_openapi(tenant: Tenant) -> None:
     assert health.status_code == 200
     assert health.json() == {"status": "healthy", "service": "mnemo"}
     assert httpx.get(f"{tenant.url}/healthz").json() == {"status": "ok"}
-    assert httpx.get(f"{tenant.url}/readyz").json() == {"status": "ready"}
+    ready = httpx.get(f"{tenant.url}/readyz").json()
+    assert ready["status"] == "ready"
+    assert {c["name"]: c["ok"] for c in ready["checks"]} == {"database": True, "workers": True}
+    assert any(w["role"] == "embedded" and w["pid"] == os.getpid() for w in ready["workers"])
     metrics = httpx.get(f"{tenant.url}/metrics")
     assert metrics.status_code == 200 and "mnemo_add_seconds" in metrics.text
     spec = httpx.get(f"{tenant.url}/openapi.json").json()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from mnemo.core.readiness import readiness
 from mnemo.domain.requests import InvalidRequest
 from mnemo.store.schema import runs
 from tests.kafka.conftest import Cluster, service_logs
@@ -42,6 +43,8 @@ async def test_broker_restart_is_survived(
         with pytest.raises(InvalidRequest) as refused:
             await add(engine, project, "b0", "while the broker is down")
         assert refused.value.status == 503
+        report = await readiness(engine.db, engine.transport, 30.0, None)
+        assert not report.ready and report.checks[1].name == "broker", report
     finally:
         await asyncio.to_thread(kafka_sh, "up")
     async with engine.database.db.connect() as conn:

@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from mnemo.batching import MicroBatcher
+from mnemo.batching import MicroBatcher, QueueFull
 
 
 class RecordingEncoder:
@@ -87,3 +87,37 @@ async def test_a_cancelled_request_is_skipped_and_the_rest_still_served() -> Non
     assert await held == [2]
     assert await kept == [6]
     assert encoder.calls == [[1], [3]]
+
+
+async def test_a_small_request_is_not_held_behind_a_large_one() -> None:
+    encoder = RecordingEncoder()
+    encoder.release.clear()
+    batcher = MicroBatcher(encoder, max_batch=4)
+    large = asyncio.create_task(batcher.run(list(range(100, 120))))
+    await asyncio.sleep(0)  # the first call (4 of the 20 items) starts and is held open
+    small = asyncio.create_task(batcher.run([7]))
+    await asyncio.sleep(0)
+    encoder.release.set()
+    assert await small == [14]
+    assert await large == [2 * i for i in range(100, 120)]
+    assert 7 in encoder.calls[1]  # the very next call, not after the large request's rest
+    assert [len(c) for c in encoder.calls] == [4, 4, 4, 4, 4, 1]
+
+
+async def test_a_full_queue_refuses_at_once_and_a_lone_request_always_fits() -> None:
+    encoder = RecordingEncoder()
+    encoder.release.clear()
+    batcher = MicroBatcher(encoder, max_batch=2, max_pending=5)
+    held = asyncio.create_task(batcher.run([1]))
+    await asyncio.sleep(0)  # in the running call: no longer waiting
+    waiting = asyncio.create_task(batcher.run([2, 3, 4, 5]))
+    await asyncio.sleep(0)
+    assert batcher.pending == 4
+    with pytest.raises(QueueFull):
+        await batcher.run([6, 7])
+    also_fits = asyncio.create_task(batcher.run([8]))
+    await asyncio.sleep(0)
+    encoder.release.set()
+    assert (await held, await waiting, await also_fits) == ([2], [4, 6, 8, 10], [16])
+    assert batcher.pending == 0
+    assert await batcher.run(list(range(20))) == [2 * i for i in range(20)]  # alone: taken

@@ -10,12 +10,14 @@ from starlette.routing import Route
 
 from mnemo.api.host_guard import LOOPBACK_HOSTS, LoopbackHostOnly
 from mnemo.api.json_guard import JsonGuard
+from mnemo.api.inflight import InFlightLimit
 from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
 from mnemo.api.routes import auth, groups, health, memories, runs, users
 from mnemo.api.text_guard import reject_bad_parameters
 from mnemo.console import install_console
 from mnemo.core.engine import Engine
+from mnemo.core.readiness import LocalWorkers
 from mnemo.mcp.http import PATH as MCP_PATH
 from mnemo.mcp.http import McpEndpoint
 from mnemo.settings import Settings
@@ -40,10 +42,14 @@ EngineStarter = Callable[[Settings], Awaitable[Engine]]
 
 
 def create_app(
-    settings: Settings, engine: Engine | None = None, start_engine: EngineStarter | None = None
+    settings: Settings,
+    engine: Engine | None = None,
+    start_engine: EngineStarter | None = None,
+    local_workers: LocalWorkers | None = None,
 ) -> FastAPI:
     """The gateway, serving `engine`; without one, the app starts its own with
-    `start_engine` (an entry point's choice of transport) and closes it in its lifespan."""
+    `start_engine` (an entry point's choice of transport) and closes it in its lifespan.
+    `local_workers`: the worker processes this server supervises, which /readyz consults."""
     if settings.auth_disabled and settings.host not in LOOPBACK_HOSTS:
         raise UnsafeConfiguration(
             f"auth_disabled requires a loopback host (got {settings.host!r}); "
@@ -72,6 +78,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.engine = engine
+    app.state.local_workers = local_workers
     for module in (memories, runs, groups, auth, users, health):
         app.include_router(module.router)
     install_console(app)
@@ -84,4 +91,5 @@ def create_app(
     app.add_middleware(BodySizeLimit, max_body_bytes=settings.max_body_bytes)
     if settings.auth_disabled:
         app.add_middleware(LoopbackHostOnly, configured_host=settings.host)
+    app.add_middleware(InFlightLimit, max_inflight=settings.max_inflight_requests)
     return app

@@ -33,6 +33,7 @@ _TITLES = {
     415: "Unsupported Media Type",
     421: "Misdirected Request",
     422: "Unprocessable Content",
+    429: "Too Many Requests",
     500: "Internal Server Error",
     503: "Service Unavailable",
 }

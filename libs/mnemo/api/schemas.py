@@ -152,3 +152,27 @@ class EngramHealth(BaseModel):
 
     status: str
     service: str
+
+
+class ReadinessCheck(BaseModel):
+    name: str  # database, broker, worker_processes, workers
+    ok: bool
+    detail: str
+
+
+class WorkerHeartbeat(BaseModel):
+    worker_id: str
+    role: str  # "embedded", or a stage service's name
+    host: str
+    pid: int
+    heartbeat_age_seconds: float
+
+
+class Readiness(BaseModel):
+    """`/readyz` when ready (200); when not, the same fields extend a 503 problem."""
+
+    status: str = "ready"
+    checks: list[ReadinessCheck]
+    workers: list[WorkerHeartbeat]
+    # Reported, never judged: a long pipeline is not an outage.
+    oldest_running_run_age_seconds: float | None

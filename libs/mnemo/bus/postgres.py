@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
-from sqlalchemy import delete, insert, text
+from sqlalchemy import delete, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.bus.base import Record
@@ -89,6 +89,15 @@ class PostgresBus:
         if row is None:
             return None
         return Record(id=row.id, channel=row.channel, scope_key=row.scope_key, payload=row.payload)
+
+    async def claim_id(self, tx: AsyncConnection, record_id: int) -> bool:
+        """Claim the record `record_id` itself; False when it is gone or claimed."""
+        row = await tx.execute(
+            select(bus_records.c.id)
+            .where(bus_records.c.id == record_id)
+            .with_for_update(skip_locked=True)
+        )
+        return row.first() is not None
 
     def wake(self, count: int = 1) -> None:
         self.wakeup.wake(count)

@@ -1,4 +1,5 @@
-"""`mnemo serve`: gateway + pipeline workers + embedded Postgres in one process.
+"""`mnemo serve`: the gateway, its supervised pipeline worker processes, and the embedded
+Postgres it keeps running.
 
 The server itself lives in `mnemo.cli.serving`, imported when the command runs, so other
 commands do not load FastAPI, uvicorn and the engine.
@@ -48,7 +49,8 @@ def serve_command(
     """Serve the Engram v1 API with embedded workers (and embedded Postgres by default)."""
     import asyncio
 
-    from mnemo.cli.serving import serve
+    from mnemo.cli.serving import GaveUp, serve
+    from mnemo.logs import configure_logging
 
     settings = settings_with(
         host=host,
@@ -57,4 +59,9 @@ def serve_command(
         worker_processes=worker_processes,
         default_template=template,
     )
-    asyncio.run(serve(settings))
+    configure_logging()
+    try:
+        asyncio.run(serve(settings))
+    except GaveUp as exc:
+        typer.echo(f"mnemo serve: {exc}", err=True)
+        raise typer.Exit(code=1) from exc

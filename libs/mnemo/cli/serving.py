@@ -1,4 +1,5 @@
-"""What `mnemo serve` runs: gateway + pipeline workers + embedded Postgres (imported on use)."""
+"""What `mnemo serve` runs (imported on use): the gateway, its supervised pipeline worker
+processes, and the embedded Postgres it keeps running."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from mnemo.api.app import LOOPBACK_HOSTS
 from mnemo.core.engine import Engine
 from mnemo.core.groups import default_group_status
 from mnemo.engine.embedded import start_engine
+from mnemo.engine.postgres_watch import watch_embedded_postgres
 from mnemo.engine.processes import spawn_workers
+from mnemo.logs import install_repeat_filter
 from mnemo.settings import Settings
 
 
@@ -49,35 +52,76 @@ class GracefulServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
+class GaveUp(RuntimeError):
+    """Supervision gave up: the worker processes keep dying, or the embedded Postgres will
+    not stay up. `mnemo serve` exits with code 1."""
+
+
 async def serve(settings: Settings) -> None:
+    """Run until a signal stops it; raise GaveUp if supervision gives up."""
     engine = await start_engine(settings, run_workers=settings.worker_processes == 0)
-    workers = spawn_workers(settings, engine.database.url, settings.worker_processes)
+    workers = None
+    if settings.worker_processes:
+        workers = spawn_workers(settings, engine.database.url, settings.worker_processes)
+    failures: list[str] = []
+    server: GracefulServer | None = None
+
+    def give_up(reason: str) -> None:
+        failures.append(reason)
+        if server is not None:
+            server.should_exit = True
+
+    watches = [asyncio.create_task(watch_embedded_postgres(engine.database, give_up))]
     try:
-        await workers.wait_ready()
-        url = f"http://{settings.host}:{settings.port}"
-        secret = await local_key(engine, settings)
-        typer.echo(f"mnemo listening on {url} (project '{settings.project}')", err=True)
-        typer.echo(f"MCP (Streamable HTTP, same keys): {url}/mcp", err=True)
-        deps = engine.deps
-        typer.echo(f"llm: {deps.llm.label}; embeddings: {deps.embedder.label}", err=True)
-        group, created = await engine.groups.ensure_default(settings.project)
-        status = default_group_status(settings.project, group, created, settings.default_template)
-        typer.echo(status, err=True)
-        if not settings.llm_configured:
-            typer.echo(
-                "no LLM configured: offline heuristics, not a language model "
-                "(set MNEMO_LLM_BASE_URL / MNEMO_LLM_API_KEY for real extraction)",
-                err=True,
-            )
-        if secret:
-            typer.echo(f"created a local API key: {secret}", err=True)
-            typer.echo(f"  export MNEMO_URL={url} MNEMO_API_KEY={secret}", err=True)
-        elif not settings.auth_disabled:
-            typer.echo("using existing API keys (`mnemo keys create` makes another)", err=True)
+        if workers is not None:
+            try:
+                await workers.wait_ready()
+            except RuntimeError as exc:
+                raise GaveUp(str(exc)) from exc
+        if failures:
+            raise GaveUp(failures[0])
+        await announce(engine, settings)
         config = uvicorn.Config(
-            create_app(settings, engine), host=settings.host, port=settings.port, log_level="info"
+            create_app(settings, engine, local_workers=workers),
+            host=settings.host,
+            port=settings.port,
+            log_level="info",
         )
-        await GracefulServer(config).serve()
+        install_repeat_filter("uvicorn", "uvicorn.access")  # uvicorn's own handlers
+        server = GracefulServer(config)
+        if workers is not None:
+            watches.append(asyncio.create_task(workers.supervise(give_up)))
+        await server.serve()
     finally:
-        await asyncio.to_thread(workers.stop)
+        for watch in watches:
+            watch.cancel()
+        await asyncio.gather(*watches, return_exceptions=True)
+        if workers is not None:
+            await asyncio.to_thread(workers.stop)
         await engine.close()
+    if failures:
+        raise GaveUp(failures[0])
+
+
+async def announce(engine: Engine, settings: Settings) -> None:
+    """Tell the operator where mnemo listens, with what, and a fresh local key if any."""
+    url = f"http://{settings.host}:{settings.port}"
+    secret = await local_key(engine, settings)
+    typer.echo(f"mnemo listening on {url} (project '{settings.project}')", err=True)
+    typer.echo(f"MCP (Streamable HTTP, same keys): {url}/mcp", err=True)
+    deps = engine.deps
+    typer.echo(f"llm: {deps.llm.label}; embeddings: {deps.embedder.label}", err=True)
+    group, created = await engine.groups.ensure_default(settings.project)
+    status = default_group_status(settings.project, group, created, settings.default_template)
+    typer.echo(status, err=True)
+    if not settings.llm_configured:
+        typer.echo(
+            "no LLM configured: offline heuristics, not a language model "
+            "(set MNEMO_LLM_BASE_URL / MNEMO_LLM_API_KEY for real extraction)",
+            err=True,
+        )
+    if secret:
+        typer.echo(f"created a local API key: {secret}", err=True)
+        typer.echo(f"  export MNEMO_URL={url} MNEMO_API_KEY={secret}", err=True)
+    elif not settings.auth_disabled:
+        typer.echo("using existing API keys (`mnemo keys create` makes another)", err=True)

@@ -24,6 +24,7 @@ from mnemo.core.erasure import erase_user
 from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
+from mnemo.core.shedding import Shedder
 from mnemo.core.transport import RunTransport, TransportUnavailable
 from mnemo.core.ttl_cache import TTLCache
 from mnemo.domain.erasure import ErasureReport
@@ -65,6 +66,10 @@ class Engine:
     _key_cache: TTLCache[str, str | None] = field(
         default_factory=lambda: TTLCache(KEY_CACHE_SECONDS)
     )
+    shedder: Shedder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.shedder = Shedder(self.settings, self.database.db)
 
     async def close(self) -> None:
         """Stop the transport's background work, then the providers and the database."""
@@ -111,6 +116,7 @@ class Engine:
         started = time.perf_counter()
         group = await self._group_for_request(project, request.group)
         check_add(group, request, self.settings.limits)
+        await self.shedder.admit(project)
         record = RunRecord.new(
             run_id=str(uuid.uuid4()),
             project=project,

@@ -17,6 +17,7 @@ import psycopg
 from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 
+from mnemo.batching import QueueFull
 from mnemo.events.dlq import Reason
 from mnemo.llm.base import LLMError
 from mnemo.store.commits import CommitError
@@ -42,7 +43,10 @@ _CONNECTION_ERRNOS = frozenset(
 
 
 def is_transient(exc: BaseException) -> bool:
-    """True when `exc` says the database or the broker is unavailable right now."""
+    """True when `exc` says the database or the broker is unavailable right now (or an
+    in-memory queue is full for the moment)."""
+    if isinstance(exc, QueueFull):
+        return True
     if isinstance(exc, sa_exc.DBAPIError):
         if exc.connection_invalidated or isinstance(exc, sa_exc.InterfaceError):
             return True

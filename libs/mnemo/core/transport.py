@@ -26,6 +26,15 @@ class TransportUnavailable(InvalidRequest):
 
 
 class RunTransport(Protocol):
+    # The heartbeat roles of the processes that run this transport's pipeline: /readyz
+    # wants a live one of each.
+    worker_roles: tuple[str, ...]
+
+    async def check(self) -> str | None:
+        """None when what the transport needs beyond the database (a broker) answers, else
+        what is wrong, briefly. Returns within a few seconds."""
+        ...
+
     async def submit(self, record: RunRecord) -> None:
         """Durably record a new run (its `runs` row) and enqueue it.
 

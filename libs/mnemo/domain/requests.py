@@ -97,7 +97,7 @@ class InvalidRequest(ValueError):
         self,
         detail: str,
         errors: list[FieldError] | None = None,
-        status: Literal[400, 404, 409, 413, 422, 503] = 400,
+        status: Literal[400, 404, 409, 413, 422, 429, 503] = 400,
         retry_after: int | None = None,
     ) -> None:
         self.errors = errors or []
@@ -107,7 +107,7 @@ class InvalidRequest(ValueError):
         super().__init__(f"{detail} ({named})" if named else detail)
         self.detail = detail
         self.status = status
-        self.retry_after = retry_after  # seconds, for a 503 (the Retry-After header)
+        self.retry_after = retry_after  # seconds, for a 429 or 503 (the Retry-After header)
 
 
 class NotFound(LookupError):

@@ -9,6 +9,7 @@ import os
 import signal
 
 from mnemo.engine.embedded import start_engine
+from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 
 
@@ -46,9 +47,7 @@ async def _stop_when_orphaned(parent_pid: int, stop: asyncio.Event) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    for chatty in ("httpx", "httpx2", "openai"):  # one INFO line per LLM request otherwise
-        logging.getLogger(chatty).setLevel(logging.WARNING)
+    configure_logging()
     asyncio.run(run_workers(Settings()))
 
 

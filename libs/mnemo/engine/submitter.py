@@ -4,7 +4,8 @@ Group commit: adds that arrive while a transaction is committing share the next 
 add is still acknowledged only after its own rows are committed. Under load this turns N
 transactions (N fsyncs, 3N statements) into one of three statements; an idle system commits
 each add at once. A batch that fails is retried one add per transaction, so one bad row
-cannot refuse the adds that happened to share its transaction.
+cannot refuse the adds that happened to share its transaction. Adds waiting for the next
+transaction are bounded (MNEMO_MAX_QUEUED_ADDS): past that an add is refused with 503.
 """
 
 from __future__ import annotations
@@ -13,24 +14,33 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from mnemo.batching import MicroBatcher
+from mnemo.batching import MicroBatcher, QueueFull
 from mnemo.bus.base import PIPELINE_CHANNEL, RUN
 from mnemo.bus.postgres import PostgresBus
 from mnemo.core.records import RunRecord
+from mnemo.core.transport import TransportUnavailable
 from mnemo.store import runs
 
 
 class PostgresSubmitter:
-    def __init__(self, db: AsyncEngine, bus: PostgresBus, max_batch: int = 256) -> None:
+    def __init__(
+        self, db: AsyncEngine, bus: PostgresBus, max_batch: int = 256, max_pending: int = 10_000
+    ) -> None:
         self.db = db
         self.bus = bus
         self._batcher: MicroBatcher[RunRecord, BaseException | None] = MicroBatcher(
-            self._write_batch, max_batch
+            self._write_batch, max_batch, max_pending
         )
 
     async def submit(self, record: RunRecord) -> None:
-        """Returns once the run row and its bus record are committed; raises if not."""
-        (failure,) = await self._batcher.run([record])
+        """Returns once the run row and its bus record are committed; raises if not
+        (TransportUnavailable, nothing stored, when `max_pending` adds already wait)."""
+        try:
+            (failure,) = await self._batcher.run([record])
+        except QueueFull as exc:
+            raise TransportUnavailable(
+                f"the server's add queue is full ({exc}); nothing was stored"
+            ) from exc
         if failure is not None:
             raise failure
 

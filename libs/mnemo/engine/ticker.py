@@ -12,7 +12,7 @@ import logging
 import time
 
 from mnemo import metrics
-from mnemo.core.failures import describe
+from mnemo.core.failures import describe, is_transient
 from mnemo.core.retention import sweep_expired
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import BufferStep, MissingStep
@@ -78,8 +78,11 @@ async def run_ticker(
                 last_sweep = time.monotonic()
                 if redacted := await sweep_expired(runner.deps.db, runner.deps.clock):
                     log.info("retention: redacted the raw input of %d run(s)", redacted)
-        except Exception:
-            log.exception("buffer ticker failed; retrying")
+        except Exception as exc:
+            if is_transient(exc):  # an outage: one line, not a traceback a second
+                log.warning("buffer ticker: database unavailable (%s)", describe(exc, 300))
+            else:
+                log.exception("buffer ticker failed; retrying")
         try:
             await asyncio.wait_for(stop.wait(), every_seconds)
         except TimeoutError:

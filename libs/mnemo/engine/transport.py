@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.bus.postgres import PostgresBus
 from mnemo.core.groups import GroupCache
+from mnemo.core.heartbeat import EMBEDDED_ROLE, HeartbeatWriter
 from mnemo.core.records import RunRecord
 from mnemo.engine.runner import PipelineRunner
 from mnemo.engine.submitter import PostgresSubmitter
@@ -20,18 +21,27 @@ from mnemo.steps.base import Deps
 
 class EmbeddedTransport:
     """`RunTransport` on the embedded bus. `start` runs the pipeline in this process:
-    `settings.workers` workers, the buffer ticker and the cross-process wakeup listener."""
+    `settings.workers` workers, the buffer ticker, the cross-process wakeup listener and
+    the process's heartbeat."""
+
+    worker_roles: tuple[str, ...] = (EMBEDDED_ROLE,)
 
     def __init__(self, deps: Deps, groups: GroupCache, settings: Settings, database_url: str):
         self.settings = settings
         self.database_url = database_url
         self.bus = PostgresBus()
         self.runner = PipelineRunner(deps, self.bus, groups)
-        self.submitter = PostgresSubmitter(deps.db, self.bus)
+        self.submitter = PostgresSubmitter(deps.db, self.bus, max_pending=settings.max_queued_adds)
         self.workers: WorkerPool | None = None
+        self.heartbeat = HeartbeatWriter(deps.db, EMBEDDED_ROLE, settings.heartbeat_seconds)
         self._stop = asyncio.Event()
         self._ticker: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
+        self._beating: asyncio.Task[None] | None = None
+
+    async def check(self) -> str | None:
+        """The embedded bus lives in the database: nothing else to reach."""
+        return None
 
     async def submit(self, record: RunRecord) -> None:
         await self.submitter.submit(record)
@@ -47,7 +57,11 @@ class EmbeddedTransport:
 
     async def start(self) -> None:
         s = self.settings
-        self.workers = WorkerPool(self.runner, self.bus, s.workers, s.bus_poll_seconds)
+        await self.heartbeat.beat()  # alive from the start: readiness follows at once
+        self._beating = asyncio.create_task(self.heartbeat.run(), name="mnemo-heartbeat")
+        self.workers = WorkerPool(
+            self.runner, self.bus, s.workers, s.bus_poll_seconds, s.run_time_budget_seconds
+        )
         self.workers.start()
         self._stop.clear()
         self._ticker = asyncio.create_task(
@@ -62,7 +76,10 @@ class EmbeddedTransport:
             self.workers = None
         if self._ticker is not None:
             await self._ticker
-        if self._listener is not None:
-            self._listener.cancel()
-            await asyncio.gather(self._listener, return_exceptions=True)
-        self._ticker = self._listener = None
+        for task in (self._listener, self._beating):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if self._beating is not None:
+            await self.heartbeat.forget()
+        self._ticker = self._listener = self._beating = None

@@ -7,7 +7,6 @@ does the same with MNEMO_MODE=distributed.
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from mnemo.clock import Clock
 from mnemo.core.connect import open_deps
@@ -16,6 +15,7 @@ from mnemo.core.groups import GroupCache
 from mnemo.embeddings.base import Embedder
 from mnemo.kafka.transport import KafkaTransport
 from mnemo.llm.base import LLM
+from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 
 
@@ -57,7 +57,7 @@ async def serve(settings: Settings) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging()
     asyncio.run(serve(Settings()))
 
 

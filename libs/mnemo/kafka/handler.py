@@ -3,7 +3,8 @@
 A record is done when its outputs are acknowledged by the broker; faust commits its offset
 after that. Failures follow `mnemo.core.failures`, the rule of both modes: Postgres or broker
 outages are retried in place with backoff (the partition waits, order holds); any other
-failure is poison: DLQ record plus `failed` status for its runs, at once.
+failure is poison: DLQ record plus `failed` status for its runs, at once. So is a record
+whose work outlives the run time budget (`mnemo.core.budget`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mnemo import metrics
+from mnemo.core.budget import time_budget
 from mnemo.core.failures import Backoff, describe, is_transient
 from mnemo.domain.memory import RunState
 from mnemo.events.channels import ChannelKind
@@ -58,7 +60,9 @@ async def handle(rt: Runtime, incoming: Incoming, work: Work) -> None:
     backoff = Backoff(rt.ks.transient_backoff_seconds)
     while True:
         try:
-            await rt.emit(await work(incoming))
+            async with time_budget(rt.settings.run_time_budget_seconds):
+                emits = await work(incoming)
+            await rt.emit(emits)
             return
         except asyncio.CancelledError:
             raise

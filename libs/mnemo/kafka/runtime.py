@@ -11,7 +11,9 @@ import faust
 from mnemo import metrics
 from mnemo.clock import Clock, SystemClock
 from mnemo.core.connect import open_deps
+from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
+from mnemo.core.heartbeat import HeartbeatWriter
 from mnemo.events.channels import ChannelKind
 from mnemo.events.codec import encode
 from mnemo.kafka.channels import channel_names, wanted
@@ -52,6 +54,20 @@ class Runtime:
         self._groups: GroupCache | None = None
         self._database: Database | None = None
         self._lock = asyncio.Lock()
+        self._heartbeat: HeartbeatWriter | None = None
+        app.timer(settings.heartbeat_seconds)(self.beat)
+
+    async def beat(self) -> None:
+        """Record this service's heartbeat (what the gateway's /readyz reads)."""
+        try:
+            if self._heartbeat is None:
+                deps = await self.deps()
+                self._heartbeat = HeartbeatWriter(
+                    deps.db, self.service, self.settings.heartbeat_seconds
+                )
+            await self._heartbeat.beat()
+        except Exception as exc:  # the next beat tries again; /readyz sees the gap
+            log.warning("%s: heartbeat not written (%s)", self.service, describe(exc, 300))
 
     async def deps(self) -> Deps:
         async with self._lock:
@@ -82,6 +98,8 @@ class Runtime:
             await asyncio.gather(*pending)
 
     async def close(self) -> None:
+        if self._heartbeat is not None:
+            await self._heartbeat.forget()
         if self._deps is not None:
             await self._deps.aclose()
         if self._database is not None:

@@ -18,17 +18,19 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from mnemo.core.failures import describe
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import TransportUnavailable
 from mnemo.events.codec import encode
 from mnemo.events.raw import RawEvent
 from mnemo.kafka.channels import channel_names, ensure_channels
 from mnemo.kafka.reader import partitions
-from mnemo.settings import KafkaSettings
+from mnemo.settings import SERVICES, KafkaSettings
 from mnemo.store import runs
 from mnemo.store.schema import runs as runs_table
 
 log = logging.getLogger(__name__)
+BROKER_CHECK_SECONDS = 3.0
 
 
 def raw_event(record: RunRecord) -> RawEvent:
@@ -47,6 +49,9 @@ def raw_event(record: RunRecord) -> RawEvent:
 
 
 class KafkaTransport:
+    # The stage services are this transport's pipeline workers.
+    worker_roles: tuple[str, ...] = SERVICES
+
     def __init__(self, ks: KafkaSettings, db: AsyncEngine) -> None:
         self.ks = ks
         self.db = db
@@ -64,6 +69,17 @@ class KafkaTransport:
         )
         await producer.start()
         self._producer = producer
+
+    async def check(self) -> str | None:
+        """None when a broker answers a metadata request within a few seconds."""
+        if self._producer is None:
+            return "the Kafka producer is not running"
+        try:
+            async with asyncio.timeout(BROKER_CHECK_SECONDS):
+                await self._producer.client.fetch_all_metadata()
+        except Exception as exc:
+            return f"broker unreachable ({describe(exc, 200)})"
+        return None
 
     async def stop(self) -> None:
         if self._producer is not None:

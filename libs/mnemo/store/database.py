@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import text
@@ -18,6 +21,7 @@ from mnemo.store.data_dir import guard_pgserver_permissions, prepare_data_dir
 log = logging.getLogger(__name__)
 _MIGRATIONS = Path(__file__).parent / "migrations"
 EMBEDDED_MAX_CONNECTIONS = 400
+HANDLES_FILE = ".handle_pids.json"  # pgserver's list of processes using a data folder
 
 
 @dataclass
@@ -48,6 +52,9 @@ def start_embedded(data_dir: Path) -> tuple[Any, str]:
     pg_dir = data_dir / "pg"
     prepare_data_dir(pg_dir)
     guard_pgserver_permissions(pgserver)
+    forgotten = prune_dead_handles(pg_dir)
+    if forgotten:
+        log.warning("embedded postgres: forgot handles of dead processes %s", forgotten)
     # "stop": the server stops when the last process using this data folder lets go of it.
     server = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
     if _max_connections(server) < EMBEDDED_MAX_CONNECTIONS:
@@ -58,6 +65,60 @@ def start_embedded(data_dir: Path) -> tuple[Any, str]:
         server = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
     server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     return server, server.get_uri()
+
+
+def prune_dead_handles(pg_dir: Path) -> list[int]:
+    """Drop the pids of processes that are gone from pgserver's list of users of `pg_dir`.
+
+    pgserver stops Postgres when the last process on its list lets go. A process killed
+    with SIGKILL never lets go, so its pid stayed and every later clean stop left Postgres
+    running. Returns the pids dropped.
+    """
+    from pgserver.postgres_server import PostgresServer
+
+    handles = pg_dir / HANDLES_FILE
+    with PostgresServer._lock:
+        if not handles.exists():
+            return []
+        pids = [int(p) for p in json.loads(handles.read_text() or "[]")]
+        alive = [p for p in pids if process_alive(p)]
+        if alive != pids:
+            handles.write_text(json.dumps(alive))
+    return [p for p in pids if p not in alive]
+
+
+def process_alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie does not: it has exited and only waits to be reaped)."""
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def postmaster_alive(server: Any) -> bool:
+    """Whether the embedded Postgres behind pgserver's `server` handle is running."""
+    return process_alive(server.get_pid())
+
+
+def restart_embedded(server: Any, settle_seconds: float = 5.0) -> int:
+    """Start the embedded Postgres of `server` again after its postmaster died (crash
+    recovery replays the log: nothing committed is lost). Returns the new postmaster pid."""
+    dead = server.get_pid()
+    deadline = time.monotonic() + settle_seconds
+    while psutil.pid_exists(dead) and time.monotonic() < deadline:
+        time.sleep(0.1)  # until it is reaped: a zombie would pass for a running server
+    if psutil.pid_exists(dead) and not process_alive(dead):
+        # Never reaped (no init reaping in this container): it has exited all the same.
+        (server.pgdata / "postmaster.pid").unlink(missing_ok=True)
+    quiet = logging.getLogger("pgserver")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)  # pgserver logs all of postgres's log on a failure
+    try:
+        with server._lock:
+            server.ensure_postgres_running()
+    finally:
+        quiet.setLevel(level)
+    return int(server.get_pid())
 
 
 def _max_connections(server: Any) -> int:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, text, tuple_, update
+from sqlalchemy import func, insert, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -242,6 +242,28 @@ async def record_commit(
             )
         )
     return completed
+
+
+async def oldest_running_age(conn: AsyncConnection) -> float | None:
+    """Seconds since the oldest `running` run was added (database clock), or None."""
+    age = (
+        await conn.execute(
+            select(func.extract("epoch", func.now() - func.min(runs.c.created_at))).where(
+                runs.c.status == RunState.running.value
+            )
+        )
+    ).scalar_one()
+    return None if age is None else float(age)
+
+
+async def open_counts(conn: AsyncConnection) -> dict[str, int]:
+    """Open (`running` or `in_buffer`) runs per project."""
+    rows = await conn.execute(
+        select(runs.c.project, func.count())
+        .where(runs.c.status.in_(_OPEN))
+        .group_by(runs.c.project)
+    )
+    return {row[0]: int(row[1]) for row in rows}
 
 
 def run_from_row(m: Mapping[Any, Any]) -> Run:

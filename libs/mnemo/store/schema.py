@@ -91,6 +91,13 @@ runs = Table(
         "created_at",
         postgresql_where=text("redaction IS NULL"),
     ),
+    # Only the open runs: what the quotas count and /readyz's oldest running run reads.
+    Index(
+        "runs_open",
+        "project",
+        "created_at",
+        postgresql_where=text("status IN ('running', 'in_buffer')"),
+    ),
 )
 
 # Drawn by every new run row (admission) and by every erase (its tombstone's `seq`).
@@ -201,4 +208,17 @@ erasures = Table(
     Column("raw_log_position", JSONB),
     Column("erased_at", DateTime(timezone=True), nullable=False),
     PrimaryKeyConstraint("project", "subject", name="erasures_pkey"),
+)
+
+# One row per live pipeline worker process (embedded workers, stage services), refreshed
+# every MNEMO_HEARTBEAT_SECONDS with the database's clock; /readyz reads them.
+worker_heartbeats = Table(
+    "worker_heartbeats",
+    metadata,
+    Column("worker_id", String, primary_key=True),
+    Column("role", String, nullable=False),
+    Column("host", String, nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("beat_at", DateTime(timezone=True), nullable=False),
 )

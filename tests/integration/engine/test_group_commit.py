@@ -7,11 +7,16 @@ import asyncio
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from mnemo.bus.postgres import PostgresBus
 from mnemo.core.engine import Engine
 from mnemo.core.records import RunRecord
+from mnemo.core.transport import TransportUnavailable
+from mnemo.domain.inputs import AddInput
+from mnemo.engine.submitter import PostgresSubmitter
 from mnemo.store import runs
-from tests.integration.engine.helpers import add, facts
+from tests.integration.engine.helpers import add, facts, says
 
 pytestmark = pytest.mark.integration
 
@@ -82,3 +87,39 @@ async def test_one_failing_add_does_not_refuse_the_adds_it_was_grouped_with(
     for run in outcomes[1:]:
         assert not isinstance(run, BaseException), run
         assert (await engine.wait_run(project, run.run_id, 30)).status.value == "completed"
+
+
+class HeldSubmitter(PostgresSubmitter):
+    """Group commit whose transactions wait until the test lets them through."""
+
+    def __init__(self, db: AsyncEngine, release: asyncio.Event) -> None:
+        super().__init__(db, PostgresBus(), max_batch=1, max_pending=1)
+        self.release = release
+
+    async def _write(self, records: list[RunRecord]) -> None:
+        await self.release.wait()
+        await super()._write(records)
+
+
+async def test_a_full_add_queue_refuses_at_once_with_503(engine: Engine, project: str) -> None:
+    release = asyncio.Event()
+    submitter = HeldSubmitter(engine.db, release)
+    group = await engine.group(project, "default")
+
+    def record(i: int) -> RunRecord:
+        return RunRecord.new(
+            run_id=f"{project}-{i}", project=project, group="default", config=group,
+            input=AddInput.model_validate(says(f"fact {i}")), user_id="u1", properties={},
+            root=None, now=engine.deps.clock.now(),
+        )  # fmt: skip
+
+    writing = asyncio.create_task(submitter.submit(record(1)))  # in its transaction
+    await asyncio.sleep(0.05)
+    waiting = asyncio.create_task(submitter.submit(record(2)))  # queued: the queue is full
+    await asyncio.sleep(0.05)
+    with pytest.raises(TransportUnavailable) as refused:
+        await submitter.submit(record(3))
+    assert refused.value.status == 503 and refused.value.retry_after
+    assert "add queue is full" in refused.value.detail
+    release.set()
+    await asyncio.gather(writing, waiting)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST
-from sqlalchemy import text
 
 from mnemo.api.deps import EngineDep
 from mnemo.api.exposition import exposition
-from mnemo.api.problems import problem_response
-from mnemo.api.schemas import EngramHealth, Health
+from mnemo.api.problems import ProblemError, problem_response
+from mnemo.api.schemas import EngramHealth, Health, Readiness, ReadinessCheck, WorkerHeartbeat
+from mnemo.core import readiness as checks
+from mnemo.core.transport import RETRY_AFTER_SECONDS
 
 router = APIRouter()
 
@@ -22,24 +23,49 @@ async def health() -> EngramHealth:
 
 @router.get("/healthz", response_model=Health, tags=["mnemo extensions"])
 async def healthz() -> Health:
-    """The process is up."""
+    """The process is up (liveness; what it depends on is /readyz's business)."""
     return Health(status="ok")
 
 
 @router.get(
     "/readyz",
-    response_model=Health,
-    responses={503: {"description": "DB unreachable"}},
+    response_model=Readiness,
+    responses={503: {"description": "a check failed: the problem names it (Retry-After)"}},
     tags=["mnemo extensions"],
 )
-async def readyz(engine: EngineDep) -> Health | Response:
-    """The database answers."""
-    try:
-        async with engine.db.connect() as conn:
-            await conn.execute(text("SELECT 1"))
-    except Exception as exc:  # any failure means "not ready"
-        return problem_response(503, f"database unreachable: {type(exc).__name__}")
-    return Health(status="ready")
+async def readyz(engine: EngineDep, request: Request) -> Readiness | Response:
+    """Ready when the database (and in distributed mode the broker) answers and a pipeline
+    worker of each kind has a fresh heartbeat; reports the oldest running run's age."""
+    report = await checks.readiness(
+        engine.db,
+        engine.transport,
+        engine.settings.heartbeat_timeout_seconds,
+        getattr(request.app.state, "local_workers", None),
+    )
+    body = Readiness(
+        checks=[ReadinessCheck(name=c.name, ok=c.ok, detail=c.detail) for c in report.checks],
+        workers=[
+            WorkerHeartbeat(
+                worker_id=w.worker_id,
+                role=w.role,
+                host=w.host,
+                pid=w.pid,
+                heartbeat_age_seconds=round(w.age_seconds, 3),
+            )
+            for w in report.workers
+        ],
+        oldest_running_run_age_seconds=report.oldest_running_run_age_seconds,
+    )
+    if report.ready:
+        return body
+    failed = [c for c in report.checks if not c.ok]
+    return problem_response(
+        503,
+        "not ready: " + "; ".join(f"{c.name}: {c.detail}" for c in failed),
+        [ProblemError(location=c.name, message=c.detail) for c in failed],
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        extensions=body.model_dump(mode="json", exclude={"status"}),
+    )
 
 
 @router.get("/metrics", response_class=Response, tags=["mnemo extensions"])

@@ -181,3 +181,16 @@ def family_change(old: str, new: str) -> str | None:
 def changed_fact(old: str, new: str, similarity: float, similar: float) -> str | None:
     """The rewritten `old` when `new` updates the same fact, else None (conservative)."""
     return family_change(old, new) or same_attribute_change(old, new, similarity, similar)
+
+
+def change_keys(content: str) -> frozenset[str]:
+    """What a sentence states, as keys: the claim's attribute and the families it belongs to.
+
+    `changed_fact(old, new, ...)` can only return a rewrite when `old` and `new` share a key,
+    so callers compare a sentence with the few memories sharing one instead of with all.
+    """
+    keys = {f"family:{i}" for i, f in enumerate(FAMILIES) if _family_value(f, content)}
+    claim = parse_claim(content)
+    if claim is not None:
+        keys.add(f"claim:{claim.key}")
+    return frozenset(keys)

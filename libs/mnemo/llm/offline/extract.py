@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass
 
 from mnemo.embeddings.base import Embedder
+from mnemo.llm.offline.offload import Offload
 from mnemo.llm.offline.text import facts, split_sentences
-from mnemo.llm.offline.vectors import Vectors, dedupe
+from mnemo.llm.offline.vectors import Vectors, best_columns, dedupe
 from mnemo.prompts.extract import Context, ExtractedMemory, Response, TopicBrief
 
 MAX_BOUNDED_CHARS = 1500
@@ -35,51 +36,72 @@ def is_summary_like(topic: TopicBrief) -> bool:
     return bool(_SUMMARY_LIKE.search(topic.name) or _SUMMARY_LIKE.search(topic.description))
 
 
-async def extract(ctx: Context, embedder: Embedder, tuning: ExtractTuning) -> Response:
-    """Heuristic extraction; see the module docstring."""
+async def extract(
+    ctx: Context, embedder: Embedder, tuning: ExtractTuning, offload: Offload
+) -> Response:
+    """Heuristic extraction; see the module docstring. CPU work runs in `offload`."""
     keep_requests = any(_WANTS_REQUESTS.search(brief_text(t)) for t in ctx.topics)
-    sentences = facts(ctx.units, ctx.input_type, keep_requests)
+    sentences = await offload(facts, ctx.units, ctx.input_type, keep_requests)
     if not sentences or not ctx.topics:
         return Response(memories=[])
     current = {t.name: split_sentences(t.current) for t in ctx.topics if t.is_bounded}
     texts = [brief_text(t) for t in ctx.topics] + sentences
     vectors = await Vectors.of(embedder, texts + [s for c in current.values() for s in c])
+    return await offload(_decide, ctx, sentences, current, vectors, tuning)
+
+
+def _decide(
+    ctx: Context,
+    sentences: list[str],
+    current: dict[str, list[str]],
+    vectors: Vectors,
+    tuning: ExtractTuning,
+) -> Response:
     free = [t for t in ctx.topics if not t.is_bounded]
     memories = _free_memories(vectors, sentences, free, tuning)
+    chosen = _bounded_choices(vectors, sentences, ctx, tuning)
     for topic in (t for t in ctx.topics if t.is_bounded):
-        chosen = [s for s in sentences if _belongs_to_bounded(vectors, s, topic, ctx, tuning)]
-        merged = _merge_bounded(vectors, current[topic.name], chosen, tuning)
+        merged = _merge_bounded(vectors, current[topic.name], chosen[topic.name], tuning)
         if merged:
             memories.append(ExtractedMemory(topic=topic.name, content=merged))
     return Response(memories=memories)
 
 
-def _best_topic(vectors: Vectors, sentence: str, topics: list[TopicBrief]) -> TopicBrief:
-    """The most similar topic; ties go to the earlier topic, so the choice is deterministic."""
-    scores = [vectors.similarity(sentence, brief_text(t)) for t in topics]
-    return topics[scores.index(max(scores))]
-
-
 def _free_memories(
     vectors: Vectors, sentences: list[str], free: list[TopicBrief], tuning: ExtractTuning
 ) -> list[ExtractedMemory]:
+    """Each unique sentence in its most similar topic (ties go to the earlier topic)."""
     if not free:
         return []
     unique = dedupe(vectors, sentences, [], tuning.dedupe_threshold)
-    return [ExtractedMemory(topic=_best_topic(vectors, s, free).name, content=s) for s in unique]
+    best = best_columns(vectors, unique, [brief_text(t) for t in free])
+    return [
+        ExtractedMemory(topic=free[b].name, content=s) for s, b in zip(unique, best, strict=True)
+    ]
 
 
-def _belongs_to_bounded(
-    vectors: Vectors, sentence: str, topic: TopicBrief, ctx: Context, tuning: ExtractTuning
-) -> bool:
-    if is_summary_like(topic):
-        return True
-    if vectors.similarity(sentence, brief_text(topic)) >= tuning.bounded_threshold:
-        return True
-    if any(not t.is_bounded for t in ctx.topics):
-        return False
-    # Only bounded topics: every sentence still lands in its most similar one.
-    return _best_topic(vectors, sentence, ctx.topics).name == topic.name
+def _bounded_choices(
+    vectors: Vectors, sentences: list[str], ctx: Context, tuning: ExtractTuning
+) -> dict[str, list[str]]:
+    """The new sentences each bounded topic takes: all of them for a summary-like topic,
+    else those similar enough to its brief; when every topic is bounded, a sentence also
+    lands in its most similar topic."""
+    bounded = [(j, t) for j, t in enumerate(ctx.topics) if t.is_bounded]
+    if not bounded:
+        return {}
+    briefs = [brief_text(t) for t in ctx.topics]
+    scores = vectors.similarities(sentences, briefs)
+    only_bounded = all(t.is_bounded for t in ctx.topics)
+    best = scores.argmax(axis=1) if only_bounded else None
+    chosen: dict[str, list[str]] = {}
+    for j, topic in bounded:
+        takes = scores[:, j] >= tuning.bounded_threshold
+        if is_summary_like(topic):
+            takes[:] = True
+        elif best is not None:
+            takes |= best == j
+        chosen[topic.name] = [s for s, take in zip(sentences, takes, strict=True) if take]
+    return chosen
 
 
 def _merge_bounded(

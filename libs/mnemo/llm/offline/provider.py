@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from mnemo.embeddings.base import Embedder
 from mnemo.llm.base import C, LLMError, Prompt, R
 from mnemo.llm.offline.extract import ExtractTuning, extract
+from mnemo.llm.offline.offload import Offload
 from mnemo.llm.offline.reconcile import ReconcileTuning, reconcile
 from mnemo.llm.offline.transform import transform
 from mnemo.prompts import extract as extract_prompt
@@ -56,6 +57,7 @@ class OfflineLLM:
         self.bounded_threshold = bounded_threshold
         self.similar_threshold = similar_threshold
         self._warned = False
+        self._offload = Offload()
 
     async def complete(self, prompt: Prompt[C, R], context: C) -> R:
         """Answer `prompt` heuristically. Raises LLMError for a prompt it does not know."""
@@ -66,13 +68,19 @@ class OfflineLLM:
     async def _answer(self, name: str, context: BaseModel) -> BaseModel:
         if name == extract_prompt.PROMPT.name:
             tuning = ExtractTuning(self.dedupe_threshold, self.bounded_threshold)
-            return await extract(_as(extract_prompt.Context, context), self.embedder, tuning)
+            ctx = _as(extract_prompt.Context, context)
+            return await extract(ctx, self.embedder, tuning, self._offload)
         if name == transform_prompt.PROMPT.name:
             return await transform(_as(transform_prompt.Context, context), self.embedder)
         if name == twc_prompt.PROMPT.name:
             tuning_r = ReconcileTuning(self.dedupe_threshold, self.similar_threshold)
-            return await reconcile(_as(twc_prompt.Context, context), self.embedder, tuning_r)
+            ctx_r = _as(twc_prompt.Context, context)
+            return await reconcile(ctx_r, self.embedder, tuning_r, self._offload)
         raise LLMError(f"{self.label} has no heuristic for prompt {name!r}")
+
+    async def aclose(self) -> None:
+        """Stop the heuristics' thread pool (work still queued is dropped)."""
+        self._offload.close()
 
     def _warn_once(self) -> None:
         if not self._warned:

@@ -12,15 +12,19 @@ The instructions text is not interpreted.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
+import numpy as np
+
 from mnemo.embeddings.base import Embedder
-from mnemo.llm.offline.claims import changed_fact
-from mnemo.llm.offline.vectors import Vectors, is_duplicate
+from mnemo.llm.offline.claims import change_keys, changed_fact
+from mnemo.llm.offline.offload import Offload
+from mnemo.llm.offline.text import normalized
+from mnemo.llm.offline.vectors import Vectors
 from mnemo.prompts.transform_with_context import (
     Context,
     ExistingDecision,
-    ExistingMemory,
     NewDecision,
     NewMemory,
     Response,
@@ -33,52 +37,95 @@ class ReconcileTuning:
     similar_threshold: float
 
 
-async def reconcile(ctx: Context, embedder: Embedder, tuning: ReconcileTuning) -> Response:
-    """Heuristic reconciliation; see the module docstring."""
+async def reconcile(
+    ctx: Context, embedder: Embedder, tuning: ReconcileTuning, offload: Offload
+) -> Response:
+    """Heuristic reconciliation; see the module docstring. CPU work runs in `offload`."""
     texts = [m.content for m in ctx.existing] + [m.content for m in ctx.new]
     vectors = await Vectors.of(embedder, texts)
-    rewrites: dict[str, str] = {}
-    kept: list[NewMemory] = []
+    return await offload(_reconcile, ctx, vectors, tuning)
+
+
+def _reconcile(ctx: Context, vectors: Vectors, tuning: ReconcileTuning) -> Response:
+    state = _State(ctx)
+    columns = [m.content for m in ctx.existing] + [m.content for m in ctx.new]
     new_decisions = []
-    for new in ctx.new:
-        decision = _decide(vectors, new, ctx.existing, kept, rewrites, tuning)
-        if decision.action == "keep":
-            kept.append(new)
-        new_decisions.append(decision)
+    for start, block in vectors.blocks([m.content for m in ctx.new], columns):
+        for offset, row in enumerate(block):
+            new_decisions.append(state.decide(start + offset, row, tuning))
     existing_decisions = [
-        ExistingDecision(id=m.id, action="rewrite", content=rewrites[m.id])
-        if m.id in rewrites
+        ExistingDecision(id=m.id, action="rewrite", content=state.rewrites[m.id])
+        if m.id in state.rewrites
         else ExistingDecision(id=m.id, action="keep")
         for m in ctx.existing
     ]
     return Response(existing=existing_decisions, new=new_decisions)
 
 
-def _decide(
-    vectors: Vectors,
-    new: NewMemory,
-    existing: list[ExistingMemory],
-    kept: list[NewMemory],
-    rewrites: dict[str, str],
-    tuning: ReconcileTuning,
-) -> NewDecision:
-    """One new memory's decision; records a rewrite of an existing memory in `rewrites`."""
-    same_topic = [m for m in existing if m.topic == new.topic]
-    earlier = [m.content for m in kept if m.topic == new.topic]
-    for other in [*(m.content for m in same_topic), *earlier]:
-        if is_duplicate(vectors, new.content, other, tuning.dedupe_threshold):
+class _State:
+    """What the decisions so far left: the kept new memories and the rewrites, by topic.
+
+    Similarity rows passed to `decide` have one column per existing memory, then one per
+    new memory, in the context's order.
+    """
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.existing_count = len(ctx.existing)
+        self.rewrites: dict[str, str] = {}
+        self._existing_of: dict[str, np.ndarray] = {}  # topic -> mask over existing
+        self._taken: dict[str, set[str]] = defaultdict(set)  # topic -> normalized texts
+        self._by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for i, memory in enumerate(ctx.existing):
+            mask = self._existing_of.setdefault(memory.topic, np.zeros(len(ctx.existing), bool))
+            mask[i] = True
+            self._taken[memory.topic].add(normalized(memory.content))
+            for key in change_keys(memory.content):
+                self._by_key[(memory.topic, key)].append(i)
+        self._kept_of: dict[str, np.ndarray] = {}  # topic -> mask over new memories
+
+    def decide(self, i: int, row: np.ndarray, tuning: ReconcileTuning) -> NewDecision:
+        """The decision for new memory `i`; a rewrite of an existing memory is recorded."""
+        new = self.ctx.new[i]
+        if self._duplicate(new, row, tuning.dedupe_threshold):
             return NewDecision(index=new.index, action="delete")
-    changes = []
-    for memory in same_topic:
-        if memory.id in rewrites:
-            continue
-        similarity = vectors.similarity(memory.content, new.content)
-        rewritten = changed_fact(memory.content, new.content, similarity, tuning.similar_threshold)
-        if rewritten:
-            changes.append((similarity, memory.id, rewritten))
-    if not changes:
-        return NewDecision(index=new.index, action="keep")
-    # Most similar first; ties by the order given, so the result is deterministic.
-    _, memory_id, rewritten = max(changes, key=lambda c: c[0])
-    rewrites[memory_id] = rewritten
-    return NewDecision(index=new.index, action="delete")
+        changes = []
+        for j in self._candidates(new):
+            memory = self.ctx.existing[j]
+            if memory.id in self.rewrites:
+                continue
+            similarity = float(row[j])
+            rewritten = changed_fact(
+                memory.content, new.content, similarity, tuning.similar_threshold
+            )
+            if rewritten:
+                changes.append((similarity, memory.id, rewritten))
+        if not changes:
+            self._keep(i, new)
+            return NewDecision(index=new.index, action="keep")
+        # Most similar first; ties by the order given, so the result is deterministic.
+        _, memory_id, rewritten = max(changes, key=lambda c: c[0])
+        self.rewrites[memory_id] = rewritten
+        return NewDecision(index=new.index, action="delete")
+
+    def _duplicate(self, new: NewMemory, row: np.ndarray, threshold: float) -> bool:
+        """The same text as, or similar enough to, an existing memory of its topic or a new
+        one kept earlier."""
+        if normalized(new.content) in self._taken[new.topic]:
+            return True
+        near = row >= threshold
+        existing = self._existing_of.get(new.topic)
+        if existing is not None and (near[: self.existing_count] & existing).any():
+            return True
+        kept = self._kept_of.get(new.topic)
+        return kept is not None and bool((near[self.existing_count :] & kept).any())
+
+    def _candidates(self, new: NewMemory) -> list[int]:
+        """Existing memories of the topic that state something `new` also states, in order."""
+        found = {j for key in change_keys(new.content) for j in self._by_key[(new.topic, key)]}
+        return sorted(found)
+
+    def _keep(self, i: int, new: NewMemory) -> None:
+        mask = self._kept_of.setdefault(new.topic, np.zeros(len(self.ctx.new), bool))
+        mask[i] = True
+        self._taken[new.topic].add(normalized(new.content))

@@ -16,7 +16,7 @@ import re
 from mnemo.embeddings.base import Embedder
 from mnemo.llm.offline.extract import brief_text
 from mnemo.llm.offline.text import finish_sentence
-from mnemo.llm.offline.vectors import Vectors
+from mnemo.llm.offline.vectors import Vectors, best_columns
 from mnemo.prompts.extract import ExtractedMemory
 from mnemo.prompts.transform import Context, Response
 
@@ -99,9 +99,8 @@ async def _spread(ctx: Context, embedder: Embedder) -> list[ExtractedMemory]:
     briefs = [brief_text(t) for t in ctx.output_topics]
     vectors = await Vectors.of(embedder, briefs + [i.content for i in others])
     grouped: dict[str, list[ExtractedMemory]] = {}
-    for item in others:
-        scores = [vectors.similarity(item.content, b) for b in briefs]
-        best = ctx.output_topics[scores.index(max(scores))].name
-        grouped.setdefault(best, []).append(item)
+    best = best_columns(vectors, [i.content for i in others], briefs)
+    for item, column in zip(others, best, strict=True):
+        grouped.setdefault(ctx.output_topics[column].name, []).append(item)
     combined = [ExtractedMemory(topic=t, content=combine(group)) for t, group in grouped.items()]
     return passthrough + [m for m in combined if m.content]

@@ -1,0 +1,66 @@
+"""A worker process's heartbeat: the row /readyz reads to tell a live pipeline from a dead one.
+
+Embedded worker processes (role `embedded`) and the Kafka stage services (role: the service)
+write one row each, every MNEMO_HEARTBEAT_SECONDS. A process that stops cleanly removes its
+row; one that dies leaves a row that goes stale after MNEMO_HEARTBEAT_TIMEOUT_SECONDS. The
+heartbeat shares the worker's event loop, so a loop blocked by CPU work also goes stale.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mnemo.core.failures import describe
+from mnemo.store import heartbeats
+
+log = logging.getLogger(__name__)
+
+EMBEDDED_ROLE = "embedded"
+# Rows silent for this long belong to processes long gone: a starting worker removes them.
+PRUNE_AFTER_SECONDS = 24 * 3600.0
+
+
+def worker_id(role: str, host: str, pid: int) -> str:
+    """The heartbeat row's key for the process `pid` on `host` in `role`."""
+    return f"{role}@{host}:{pid}"
+
+
+class HeartbeatWriter:
+    def __init__(self, db: AsyncEngine, role: str, every_seconds: float) -> None:
+        self.db = db
+        self.role = role
+        self.every_seconds = every_seconds
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+        self.worker_id = worker_id(role, self.host, self.pid)
+        self._pruned = False
+
+    async def beat(self) -> None:
+        """Write one heartbeat now (raises if the database is unreachable)."""
+        async with self.db.begin() as conn:
+            if not self._pruned:
+                await heartbeats.prune(conn, PRUNE_AFTER_SECONDS)
+                self._pruned = True
+            await heartbeats.beat(conn, self.worker_id, self.role, self.host, self.pid)
+
+    async def run(self) -> None:
+        """Beat every `every_seconds` until cancelled; an outage only delays the next beat."""
+        while True:
+            try:
+                await self.beat()
+            except Exception as exc:
+                log.warning("heartbeat not written (%s)", describe(exc, 300))
+            await asyncio.sleep(self.every_seconds)
+
+    async def forget(self) -> None:
+        """Remove this process's row (a clean stop); best effort."""
+        try:
+            async with self.db.begin() as conn:
+                await heartbeats.forget(conn, [self.worker_id])
+        except Exception as exc:
+            log.warning("heartbeat row not removed (%s)", describe(exc, 300))

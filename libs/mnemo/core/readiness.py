@@ -1,0 +1,90 @@
+"""Readiness: can this server take an add and will the pipeline run it?
+
+Ready means: the database answers, the transport's broker answers (distributed mode), and
+for every worker role the transport needs, some process of that role has a fresh heartbeat.
+Where the server itself supervises worker processes (`mnemo serve`), what it knows about
+its own children wins over their heartbeat rows: a worker it has just reaped is dead now,
+whatever its last heartbeat says. The age of the oldest running run is reported, never
+judged: a long pipeline is not an outage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mnemo.core.failures import describe
+from mnemo.core.transport import RunTransport
+from mnemo.store import heartbeats, runs
+from mnemo.store.heartbeats import Heartbeat
+
+CHECK_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class Readiness:
+    checks: list[Check] = field(default_factory=list)
+    workers: list[Heartbeat] = field(default_factory=list)
+    oldest_running_run_age_seconds: float | None = None
+
+    @property
+    def ready(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+
+class LocalWorkers(Protocol):
+    """Worker processes this server supervises (`mnemo serve`)."""
+
+    def reap(self) -> None:
+        """Notice children that died since the last look (non-blocking)."""
+
+    def alive(self, host: str, pid: int) -> bool | None:
+        """Whether that process is a live child; None when it is not one of ours."""
+
+    def check(self) -> Check:
+        """The supervisor's own verdict (e.g. every worker process dead or restarting)."""
+
+
+async def readiness(
+    db: AsyncEngine, transport: RunTransport, heartbeat_timeout: float, local: LocalWorkers | None
+) -> Readiness:
+    """Check everything once; each part answers within CHECK_SECONDS."""
+    report = Readiness()
+    if local is not None:
+        local.reap()
+    try:
+        async with asyncio.timeout(CHECK_SECONDS):
+            async with db.connect() as conn:
+                report.workers = await heartbeats.fresh(conn, heartbeat_timeout)
+                report.oldest_running_run_age_seconds = await runs.oldest_running_age(conn)
+        report.checks.append(Check("database", True, "reachable"))
+    except Exception as exc:
+        report.checks.append(Check("database", False, f"unreachable ({describe(exc, 200)})"))
+    problem = await transport.check()
+    if problem is not None:
+        report.checks.append(Check("broker", False, problem))
+    if local is not None:
+        report.workers = [w for w in report.workers if local.alive(w.host, w.pid) is not False]
+        report.checks.append(local.check())
+    if report.checks[0].ok:
+        report.checks.append(_workers_check(report.workers, transport.worker_roles))
+    return report
+
+
+def _workers_check(workers: list[Heartbeat], roles: tuple[str, ...]) -> Check:
+    missing = [r for r in roles if not any(w.role == r for w in workers)]
+    if missing:
+        return Check(
+            "workers", False, f"no live heartbeat from: {', '.join(missing)} (none running)"
+        )
+    return Check("workers", True, f"{len(workers)} live worker process(es)")
