@@ -9,10 +9,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import BaseModel, PlainSerializer, field_validator
+from pydantic import BaseModel, Field, PlainSerializer, field_validator
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import (
+    EVENT_TIME,
+    EVENT_TIME_END,
     CommittedOperation,
     CommittedOperations,
     Memory,
@@ -57,6 +59,8 @@ class AddResponse(BaseModel):
 class MemoryOut(Memory):
     created_at: UtcTime
     updated_at: UtcTime
+    event_time: UtcTime | None = Field(default=None, description=EVENT_TIME)
+    event_time_end: UtcTime | None = Field(default=None, description=EVENT_TIME_END)
 
 
 class MemoryPage(BaseModel):
@@ -84,6 +88,8 @@ class RunOut(Run):
 class MemoryVersionOut(MemoryVersion):
     valid_from: UtcTime
     valid_to: UtcTime
+    event_time: UtcTime | None = Field(default=None, description=EVENT_TIME)
+    event_time_end: UtcTime | None = Field(default=None, description=EVENT_TIME_END)
 
 
 class MemoryHistory(BaseModel):

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Memory, MemoryStatus, MemoryVersion
 from mnemo.domain.search import MemoryQuery
-from mnemo.store.commits import _keep_version
+from mnemo.store.commits import archive_row
 from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
 from mnemo.store.schema import drafts, memories, memory_versions
 from mnemo.store.tenancy import memory_owner_filter, visible_memories
+
+# What versions keep only for as-of ranking: not read back for history.
+_RANKING = frozenset({"embedding", "tsv", "tsv_length"})
 
 
 async def get(
@@ -79,12 +82,7 @@ async def archive(
     ).first()
     if row is None:
         return False
-    await _keep_version(conn, row._mapping, "deleted", None, now)  # type: ignore[arg-type]
-    await conn.execute(
-        update(memories)
-        .where(memories.c.id == memory_id)
-        .values(status=MemoryStatus.archived, version=row.version + 1, updated_at=now)
-    )
+    await archive_row(conn, row._mapping, None, now)
     return True
 
 
@@ -143,7 +141,7 @@ async def history(
         return None
     rows = (
         await conn.execute(
-            select(memory_versions)
+            select(*(c for c in memory_versions.c if c.name not in _RANKING))
             .where(memory_versions.c.memory_id == memory_id)
             .order_by(memory_versions.c.version)
         )
@@ -157,6 +155,8 @@ async def history(
             valid_to=r.valid_to,
             change=r.change,
             run_id=r.run_id,
+            event_time=r.event_time,
+            event_time_end=r.event_time_end,
         )
         for r in rows
     ]

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from mnemo.embeddings.base import Embedder
-from mnemo.llm.offline.text import facts, split_sentences
+from mnemo.llm.offline.text import sourced_facts, split_sentences
 from mnemo.llm.offline.vectors import Vectors, dedupe
 from mnemo.prompts.extract import Context, ExtractedMemory, Response, TopicBrief
 
@@ -38,19 +38,28 @@ def is_summary_like(topic: TopicBrief) -> bool:
 async def extract(ctx: Context, embedder: Embedder, tuning: ExtractTuning) -> Response:
     """Heuristic extraction; see the module docstring."""
     keep_requests = any(_WANTS_REQUESTS.search(brief_text(t)) for t in ctx.topics)
-    sentences = facts(ctx.units, ctx.input_type, keep_requests)
-    if not sentences or not ctx.topics:
+    written_on = [u.at.date() for u in ctx.units]
+    sourced = sourced_facts([u.text for u in ctx.units], ctx.input_type, keep_requests, written_on)
+    if not sourced or not ctx.topics:
         return Response(memories=[])
+    sentences = [s for s, _ in sourced]
+    source: dict[str, list[int]] = {}
+    for sentence, index in sourced:
+        source.setdefault(sentence, []).append(index)
     current = {t.name: split_sentences(t.current) for t in ctx.topics if t.is_bounded}
     texts = [brief_text(t) for t in ctx.topics] + sentences
     vectors = await Vectors.of(embedder, texts + [s for c in current.values() for s in c])
     free = [t for t in ctx.topics if not t.is_bounded]
-    memories = _free_memories(vectors, sentences, free, tuning)
+    memories = [
+        m.model_copy(update={"evidence": source[m.content]})
+        for m in _free_memories(vectors, sentences, free, tuning)
+    ]
     for topic in (t for t in ctx.topics if t.is_bounded):
         chosen = [s for s in sentences if _belongs_to_bounded(vectors, s, topic, ctx, tuning)]
         merged = _merge_bounded(vectors, current[topic.name], chosen, tuning)
         if merged:
-            memories.append(ExtractedMemory(topic=topic.name, content=merged))
+            evidence = sorted({i for s in chosen for i in source[s]})
+            memories.append(ExtractedMemory(topic=topic.name, content=merged, evidence=evidence))
     return Response(memories=memories)
 
 
