@@ -22,6 +22,7 @@ from mnemo.domain.memory import (
     Run,
     RunState,
 )
+from mnemo.domain.provenance import Provenance, RunSource, VersionProvenance
 from mnemo.domain.requests import AddRequest, ListRequest
 
 
@@ -97,6 +98,26 @@ class MemoryHistory(BaseModel):
 
     memory_id: str
     versions: list[MemoryVersionOut]
+
+
+class RunSourceOut(RunSource):
+    created_at: UtcTime | None = None
+
+
+class VersionProvenanceOut(VersionProvenance):
+    valid_from: UtcTime
+    valid_to: UtcTime | None = None
+    event_time: UtcTime | None = Field(default=None, description=EVENT_TIME)
+    event_time_end: UtcTime | None = Field(default=None, description=EVENT_TIME_END)
+    run: RunSourceOut | None = None
+
+
+class ProvenanceOut(Provenance):
+    """mnemo extension: every version of a memory, oldest first and the current state last,
+    with the run that wrote it, that run's raw input while it is retained, and (for a
+    consolidated version) the memories it was made from."""
+
+    versions: list[VersionProvenanceOut]  # type: ignore[assignment]
 
 
 class TopicScoping(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mnemo.core.dispatch import takes_raw_input
+from mnemo.domain.event_time import as_utc
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import AddRequest, FieldError, InvalidRequest, ListRequest, SearchRequest
 from mnemo.domain.scope import normalize_user_id
@@ -110,6 +111,7 @@ def memory_query(
         limit=limit,
         text=text,
         retrieval_type=retrieval,
+        as_of=as_utc(request.as_of) if request.as_of is not None else None,
     )
     try:
         visible_memories(query, group)

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Memory, MemoryStatus, MemoryVersion
 from mnemo.domain.search import MemoryQuery
+from mnemo.store.as_of import reading_at
 from mnemo.store.commits import archive_row
 from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
 from mnemo.store.schema import drafts, memories, memory_versions
@@ -38,7 +39,9 @@ async def get(
 async def list_(
     conn: AsyncConnection, query: MemoryQuery, group: GroupConfig, offset: int = 0
 ) -> tuple[list[Memory], int]:
-    return await newest_page(conn, visible_memories(query, group), query.limit, offset)
+    """Newest first, one page, and how many match; as of `query.as_of` when it is set."""
+    reader = reading_at(conn, query.as_of)
+    return await newest_page(reader, visible_memories(query, group), query.limit, offset)
 
 
 async def newest_page(
