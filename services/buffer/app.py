@@ -1,4 +1,5 @@
-"""Buffer: hold extracted items per scope until a trigger fires (`mnemo.stages.buffer`)."""
+"""Buffer: hold extracted items per scope until a trigger fires (`mnemo.stages.buffer`'s
+transitions; on arrival, and for time triggers on the wall clock also on ticks)."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,19 @@ async def test_embedded_errors(embedded: EmbeddedClient) -> None:
         await embedded.memories.search("x", user_id="u", group="missing")
     with pytest.raises(NotFoundError):
         await embedded.runs.get("missing")
+
+
+async def test_embedded_provenance_and_as_of(embedded: EmbeddedClient) -> None:
+    user = f"u-{uuid.uuid4().hex[:6]}"
+    before = datetime.now(UTC)
+    added = await embedded.memories.add("I bake rye bread", user_id=user)
+    run = await embedded.runs.wait(added.run_id, timeout=30)
+    assert run.committed_operations is not None
+    memory_id = run.committed_operations.created[0].memory_id
+    provenance = await embedded.memories.provenance(memory_id, user_id=user)
+    assert provenance.run_ids == [run.run_id] and provenance.versions[0].operation == "created"
+    assert (await embedded.memories.list(user_id=user, as_of=before)).total == 0
+    assert len(await embedded.memories.search("rye", user_id=user, as_of=before)) == 0
+    assert len(await embedded.memories.search("rye", user_id=user)) == 1
+    with pytest.raises(NotFoundError):
+        await embedded.memories.provenance(memory_id, user_id="someone-else")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
+
 import pytest
 
 from mnemo.client import (
@@ -96,3 +99,50 @@ async def test_async_round_trip(tenant: Tenant) -> None:
         assert group.template == "default"
         with pytest.raises(NotFoundError):
             await client.runs.get("missing")
+
+
+def _between_commits() -> datetime:
+    time.sleep(0.01)
+    return datetime.now(UTC)
+
+
+def test_sync_provenance_and_as_of(tenant: Tenant) -> None:
+    with MnemoClient(base_url=tenant.url, api_key=tenant.key) as client:
+        item = PreExtractedItem(content="Bo flies gliders", topic="UserProfile")
+        first = client.runs.wait(
+            client.memories.add(PreExtractedInput(items=[item]), user_id=tenant.user).run_id
+        )
+        then = _between_commits()
+        item = PreExtractedItem(content="Bo flies jets", topic="UserProfile")
+        second = client.runs.wait(
+            client.memories.add(PreExtractedInput(items=[item]), user_id=tenant.user).run_id
+        )
+        assert first.committed_operations is not None
+        memory_id = first.committed_operations.created[0].memory_id
+        provenance = client.memories.provenance(memory_id, user_id=tenant.user)
+        assert [(v.operation, v.run_id) for v in provenance.versions] == [
+            ("created", first.run_id), ("updated", second.run_id),
+        ]  # fmt: skip
+        old = client.memories.search("gliders", user_id=tenant.user, as_of=then)
+        assert [m.content for m in old] == ["Bo flies gliders"]
+        assert [m.content for m in client.memories.list(user_id=tenant.user, as_of=then)] == [
+            "Bo flies gliders"
+        ]
+        assert [m.content for m in client.memories.list(user_id=tenant.user)] == ["Bo flies jets"]
+
+
+async def test_async_provenance_and_as_of(tenant: Tenant) -> None:
+    async with AsyncMnemoClient(base_url=tenant.url, api_key=tenant.key) as client:
+        before = _between_commits()
+        added = await client.memories.add("I sail dinghies", user_id=tenant.user)
+        run = await client.runs.wait(added.run_id, timeout=30)
+        assert run.committed_operations is not None
+        memory_id = run.committed_operations.created[0].memory_id
+        provenance = await client.memories.provenance(memory_id, user_id=tenant.user)
+        assert provenance.run_ids == [run.run_id]
+        assert provenance.versions[0].run is not None
+        assert provenance.versions[0].run.raw_input_state == "retained"
+        assert len(await client.memories.search("dinghies", user_id=tenant.user, as_of=before)) == 0
+        assert (await client.memories.list(user_id=tenant.user, as_of=before)).total == 0
+        with pytest.raises(NotFoundError):
+            await client.memories.provenance(memory_id, user_id="someone-else")

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections import Counter
 from typing import Any
+
+from aiokafka import AIOKafkaProducer
 
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import Memory, Run
 from mnemo.domain.requests import AddRequest, ListRequest, NotFound
+from mnemo.events.channels import ChannelNames
+from mnemo.events.raw import derived_run_id
+from mnemo.store import runs
 
 
 async def add(engine: Engine, project: str, user: str, *lines: str) -> Run:
@@ -57,3 +64,27 @@ async def memories(engine: Engine, project: str, user: str, limit: int = 100) ->
     request = ListRequest.model_validate({"group": "kt", "user_id": user, "limit": limit})
     found, _ = await engine.list_memories(project, request)
     return found
+
+
+async def publish_raw(cluster: Any, event: dict[str, Any], key: bytes) -> str:
+    """Publish `event` to the raw channel as an outside producer would; its run id."""
+    producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.bootstrap_servers, acks="all")
+    await producer.start()
+    try:
+        topic = ChannelNames(cluster.ks.topic_prefix).raw
+        meta = await producer.send_and_wait(topic, json.dumps(event).encode(), key=key)
+    finally:
+        await producer.stop()
+    return derived_run_id(meta.topic, meta.partition, meta.offset)
+
+
+async def completed_row(engine: Engine, run_id: str, timeout: float, logs: str = "") -> Any:
+    """The run's row once it is completed (outside producers' runs have no row at first)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        async with engine.database.db.connect() as conn:
+            row = await runs.raw(conn, run_id)
+        if row is not None and row["status"] == "completed":
+            return row
+        assert time.monotonic() < deadline, (row, logs)
+        await asyncio.sleep(0.2)

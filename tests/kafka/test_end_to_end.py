@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
 import httpx
 import pytest
 import uvicorn
-from aiokafka import AIOKafkaProducer
 
 from mnemo.api import create_app
-from mnemo.events.channels import ChannelNames
-from mnemo.events.raw import derived_run_id
 from mnemo.kafka.replayops import replay_group
-from mnemo.store import runs
 from tests.kafka.conftest import GROUP, Cluster, service_logs
-from tests.kafka.helpers import memories, wait_all
+from tests.kafka.helpers import completed_row, memories, publish_raw, wait_all
 from tests.kafka.services import free_port
 
 pytestmark = pytest.mark.kafka
@@ -75,22 +70,8 @@ async def test_outside_producer_event_is_tracked_as_a_run(cluster: Cluster, proj
         "user_id": "outside",
         "input": {"string": {"content": ["I published straight to Kafka"]}},
     }
-    producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.bootstrap_servers, acks="all")
-    await producer.start()
-    try:
-        topic = ChannelNames(cluster.ks.topic_prefix).raw
-        meta = await producer.send_and_wait(topic, json.dumps(event).encode(), key=b"outside")
-    finally:
-        await producer.stop()
-    run_id = derived_run_id(meta.topic, meta.partition, meta.offset)
-    deadline = time.monotonic() + 60
-    while True:
-        async with cluster.engine.database.db.connect() as conn:
-            row = await runs.raw(conn, run_id)
-        if row is not None and row["status"] == "completed":
-            break
-        assert time.monotonic() < deadline, (row, service_logs(cluster))
-        await asyncio.sleep(0.2)
+    run_id = await publish_raw(cluster, event, b"outside")
+    await completed_row(cluster.engine, run_id, 60, service_logs(cluster))
     assert [m.content for m in await memories(cluster.engine, project, "outside")] == [
         "User said: I published straight to Kafka"
     ]

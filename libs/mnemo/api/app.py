@@ -9,8 +9,8 @@ from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
 from mnemo.api.host_guard import LOOPBACK_HOSTS, LoopbackHostOnly
-from mnemo.api.json_guard import JsonGuard
 from mnemo.api.inflight import InFlightLimit
+from mnemo.api.json_guard import JsonGuard
 from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
 from mnemo.api.routes import auth, groups, health, memories, runs, users

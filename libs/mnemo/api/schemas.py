@@ -9,11 +9,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import BaseModel, PlainSerializer, field_validator
+from pydantic import BaseModel, Field, PlainSerializer, field_validator
 
 from mnemo.domain.erasure import ErasureReport
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import (
+    EVENT_TIME,
+    EVENT_TIME_END,
     CommittedOperation,
     CommittedOperations,
     Memory,
@@ -21,6 +23,7 @@ from mnemo.domain.memory import (
     Run,
     RunState,
 )
+from mnemo.domain.provenance import Provenance, RunSource, VersionProvenance
 from mnemo.domain.requests import AddRequest, ListRequest
 
 
@@ -58,6 +61,8 @@ class AddResponse(BaseModel):
 class MemoryOut(Memory):
     created_at: UtcTime
     updated_at: UtcTime
+    event_time: UtcTime | None = Field(default=None, description=EVENT_TIME)
+    event_time_end: UtcTime | None = Field(default=None, description=EVENT_TIME_END)
 
 
 class MemoryPage(BaseModel):
@@ -85,6 +90,8 @@ class RunOut(Run):
 class MemoryVersionOut(MemoryVersion):
     valid_from: UtcTime
     valid_to: UtcTime
+    event_time: UtcTime | None = Field(default=None, description=EVENT_TIME)
+    event_time_end: UtcTime | None = Field(default=None, description=EVENT_TIME_END)
 
 
 class MemoryHistory(BaseModel):
@@ -92,6 +99,26 @@ class MemoryHistory(BaseModel):
 
     memory_id: str
     versions: list[MemoryVersionOut]
+
+
+class RunSourceOut(RunSource):
+    created_at: UtcTime | None = None
+
+
+class VersionProvenanceOut(VersionProvenance):
+    valid_from: UtcTime
+    valid_to: UtcTime | None = None
+    event_time: UtcTime | None = Field(default=None, description=EVENT_TIME)
+    event_time_end: UtcTime | None = Field(default=None, description=EVENT_TIME_END)
+    run: RunSourceOut | None = None
+
+
+class ProvenanceOut(Provenance):
+    """mnemo extension: every version of a memory, oldest first and the current state last,
+    with the run that wrote it, that run's raw input while it is retained, and (for a
+    consolidated version) the memories it was made from."""
+
+    versions: list[VersionProvenanceOut]  # type: ignore[assignment]
 
 
 class TopicScoping(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from mnemo.client import requests as r
@@ -21,6 +22,7 @@ from mnemo.client.models import (
     InputLike,
     Memory,
     MemoryVersion,
+    Provenance,
     Run,
     SearchResults,
 )
@@ -72,10 +74,12 @@ class Memories(_Resource):
         group: str | None = None,
         properties: dict[str, str] | None = None,
         retrieval_config: r.RetrievalLike = None,
+        as_of: datetime | None = None,
     ) -> SearchResults:
         request = r.search_request(
-            query, topics, retrieval_config, user_id=user_id, group=group, properties=properties
-        )
+            query, topics, retrieval_config, user_id=user_id, group=group, properties=properties,
+            as_of=as_of,
+        )  # fmt: skip
         with _typed_errors():
             found = await self._engine.search(self._project, request)
         return SearchResults(found, len(found))
@@ -89,11 +93,14 @@ class Memories(_Resource):
         properties: dict[str, str] | None = None,
         limit: int = 20,
         offset: int = 0,
+        as_of: datetime | None = None,
     ) -> SearchResults:
-        """Newest first: `limit` memories after skipping `offset`; `total` counts all matches."""
+        """Newest first: `limit` memories after skipping `offset`; `total` counts all matches.
+        `as_of` (extension): the memories as they stood then."""
         request = r.list_request(
-            topics, limit, offset, user_id=user_id, group=group, properties=properties
-        )
+            topics, limit, offset, user_id=user_id, group=group, properties=properties,
+            as_of=as_of,
+        )  # fmt: skip
         with _typed_errors():
             found, total = await self._engine.list_memories(self._project, request)
         return SearchResults(found, total)
@@ -123,6 +130,14 @@ class Memories(_Resource):
     ) -> builtins.list[MemoryVersion]:
         with _typed_errors():
             return await self._engine.memory_history(
+                self._project, group or "default", user_id, memory_id
+            )
+
+    async def provenance(
+        self, memory_id: str, *, user_id: str | None = None, group: str | None = None
+    ) -> Provenance:
+        with _typed_errors():
+            return await self._engine.memory_provenance(
                 self._project, group or "default", user_id, memory_id
             )
 

@@ -20,6 +20,7 @@ from mnemo.domain.inputs import (
     ToolCall,
 )
 from mnemo.domain.memory import Memory, MemoryVersion, Run, RunState
+from mnemo.domain.provenance import Provenance, RunSource, VersionProvenance
 from mnemo.domain.search import RetrievalType, TopicSelector
 
 __all__ = [
@@ -37,14 +38,17 @@ __all__ = [
     "Message",
     "PreExtractedInput",
     "PreExtractedItem",
+    "Provenance",
     "RetrievalConfig",
     "Run",
+    "RunSource",
     "RunState",
     "SearchResults",
     "StringInput",
     "ToolCall",
     "Topic",
     "VectorRetrieval",
+    "VersionProvenance",
     "retrieval",
 ]
 

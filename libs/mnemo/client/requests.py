@@ -24,6 +24,7 @@ from mnemo.client.models import (
     Memory,
     MemoryVersion,
     PreExtractedInput,
+    Provenance,
     RetrievalConfig,
     Run,
     SearchResults,
@@ -175,6 +176,15 @@ def memory_history(
 
     return Call(
         "GET", f"/v1/memories/{_segment(memory_id)}/history", parse, params=_scope(user_id, group)
+    )
+
+
+def memory_provenance(memory_id: str, user_id: str | None, group: str | None) -> Call[Provenance]:
+    return Call(
+        "GET",
+        f"/v1/memories/{_segment(memory_id)}/provenance",
+        Provenance.model_validate,
+        params=_scope(user_id, group),
     )
 
 

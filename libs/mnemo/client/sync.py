@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import time
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -16,6 +17,7 @@ from mnemo.client.models import (
     InputLike,
     Memory,
     MemoryVersion,
+    Provenance,
     Run,
     SearchResults,
 )
@@ -50,10 +52,13 @@ class Memories:
         group: str | None = None,
         properties: dict[str, str] | None = None,
         retrieval_config: r.RetrievalLike = None,
+        as_of: datetime | None = None,
     ) -> SearchResults:
+        """`as_of` (mnemo extension): answer from the memories as they stood then."""
         request = r.search_request(
-            query, topics, retrieval_config, user_id=user_id, group=group, properties=properties
-        )
+            query, topics, retrieval_config, user_id=user_id, group=group, properties=properties,
+            as_of=as_of,
+        )  # fmt: skip
         return self._t.send(r.search_memories(request))
 
     def list(
@@ -65,10 +70,18 @@ class Memories:
         properties: dict[str, str] | None = None,
         limit: int = 20,
         offset: int = 0,
+        as_of: datetime | None = None,
     ) -> SearchResults:
-        """Newest first: `limit` memories after skipping `offset`; `total` counts all matches."""
+        """Newest first: `limit` memories after skipping `offset`; `total` counts all matches.
+        `as_of` (extension): the memories as they stood then."""
         request = r.list_request(
-            topics, limit, offset, user_id=user_id, group=group, properties=properties
+            topics,
+            limit,
+            offset,
+            user_id=user_id,
+            group=group,
+            properties=properties,
+            as_of=as_of,
         )
         return self._t.send(r.list_memories(request))
 
@@ -91,6 +104,12 @@ class Memories:
         self, memory_id: str, *, user_id: str | None = None, group: str | None = None
     ) -> builtins.list[MemoryVersion]:
         return self._t.send(r.memory_history(memory_id, user_id, group))
+
+    def provenance(
+        self, memory_id: str, *, user_id: str | None = None, group: str | None = None
+    ) -> Provenance:
+        """Every version with the run that wrote it and that run's raw input (extension)."""
+        return self._t.send(r.memory_provenance(memory_id, user_id, group))
 
 
 class Runs:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mnemo.core.dispatch import takes_raw_input
 from mnemo.core.limits import add_errors, group_errors, query_errors
+from mnemo.domain.event_time import as_utc
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.limits import InputLimits
 from mnemo.domain.pipeline import BufferStep, ExtractStep, Pipeline
@@ -121,6 +122,7 @@ def memory_query(
         limit=limit,
         text=text,
         retrieval_type=retrieval,
+        as_of=as_utc(request.as_of) if request.as_of is not None else None,
     )
     try:
         visible_memories(query, group)

@@ -12,11 +12,13 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypeVar
 
 from pydantic import ValidationError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo import metrics
 from mnemo.core.admission import check_add, check_group, memory_query
@@ -30,6 +32,7 @@ from mnemo.core.ttl_cache import TTLCache
 from mnemo.domain.erasure import ErasureReport
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Memory, MemoryVersion, Run, RunState
+from mnemo.domain.provenance import Provenance
 from mnemo.domain.requests import (
     AddRequest,
     FieldError,
@@ -47,12 +50,14 @@ from mnemo.store import browse as browse_store
 from mnemo.store import erasure as erasure_store
 from mnemo.store import keys, runs
 from mnemo.store import memories as memory_store
+from mnemo.store import provenance as provenance_store
 from mnemo.store import search as search_store
 from mnemo.store.corpus_stats import CorpusStatsCache
 from mnemo.store.database import Database
 
 log = logging.getLogger(__name__)
 KEY_CACHE_SECONDS = 5.0
+T = TypeVar("T")
 
 
 @dataclass
@@ -274,12 +279,31 @@ class Engine:
     async def memory_history(
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> list[MemoryVersion]:
+        return await self._read_owned(memory_store.history, project, group, user_id, memory_id)
+
+    async def memory_provenance(
+        self, project: str, group: str, user_id: str | None, memory_id: str
+    ) -> Provenance:
+        """Each version of a memory with the run that wrote it (404 like `get_memory`)."""
+        return await self._read_owned(
+            provenance_store.provenance, project, group, user_id, memory_id
+        )
+
+    async def _read_owned(
+        self,
+        read: Callable[[AsyncConnection, str, GroupConfig, str | None, str], Awaitable[T | None]],
+        project: str,
+        group: str,
+        user_id: str | None,
+        memory_id: str,
+    ) -> T:
+        """What `read` finds about one memory the caller may address; NotFound otherwise."""
         g = await self.groups.get(project, group)
         async with self.db.connect() as conn:
-            versions = await memory_store.history(conn, project, g, _user(user_id), memory_id)
-        if versions is None:
+            found = await read(conn, project, g, _user(user_id), memory_id)
+        if found is None:
             raise NotFound(f"memory '{memory_id}' not found")
-        return versions
+        return found
 
     # -- operator console reads ---------------------------------------------------------
     async def list_runs(
@@ -349,12 +373,7 @@ class Engine:
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> list[str]:
         """The ids of the runs that wrote a memory, oldest first (its provenance)."""
-        g = await self.groups.get(project, group)
-        async with self.database.db.connect() as conn:
-            found = await browse_store.run_ids(conn, project, g, _user(user_id), memory_id)
-        if found is None:
-            raise NotFound(f"memory '{memory_id}' not found")
-        return found
+        return await self._read_owned(browse_store.run_ids, project, group, user_id, memory_id)
 
     # -- API keys -----------------------------------------------------------------------
     async def create_key(self, project: str, name: str) -> tuple[keys.ApiKey, str]:

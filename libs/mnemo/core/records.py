@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from mnemo.domain.event_time import dated, input_time
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Run, RunState
 from mnemo.domain.scope import normalize_user_id, scope_key
+from mnemo.steps.base import Batch
 from mnemo.store.runs import run_from_row
 
 
@@ -50,14 +52,18 @@ class RunRecord:
         properties: Mapping[str, str] | None,
         root: str | None,
         now: datetime,
-        created_at: datetime | None = None,
+        input_time: datetime | None = None,
         error: str | None = None,
     ) -> RunRecord:
-        """A new run of `group` (whose configuration is `config`, if it could be loaded).
+        """A new run of `group` (whose configuration is `config`, if it could be loaded),
+        admitted `now` (its `created_at`, a system time).
 
         Without `error` the run starts `running` at its pipeline's entry step for the input
         (or `root`). With `error` it was refused before entering the pipeline: it is
         `failed` with that error, at step 0, and keeps its input for a retry.
+
+        The input is kept dated (`domain.event_time.dated`): containers without a time get
+        `input_time` (an outside producer's raw-event time), else `now`.
         """
         user = normalize_user_id(user_id)
         props = dict(properties or {})
@@ -81,8 +87,8 @@ class RunRecord:
             properties=props,
             scope_key=scope_key(project, group, user, props, scoped_by),
             status=RunState.running if error is None else RunState.failed,
-            input=input,
-            created_at=created_at or now,
+            input=dated(input, input_time or now),
+            created_at=now,
             updated_at=now,
             error=error,
         )
@@ -126,6 +132,22 @@ class RunRecord:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
+
+    def batch(self) -> Batch:
+        """The batch the run starts as: its input, dated (a row kept before inputs were
+        dated at admission takes its admission time), in its scope."""
+        raw = dated(self.input, self.created_at)
+        return Batch(
+            batch_id=self.run_id,
+            project=self.project,
+            group=self.group,
+            scope_key=self.scope_key,
+            run_ids=[self.run_id],
+            user_id=self.user_id,
+            properties=self.properties,
+            inputs=[raw],
+            event_time=input_time(raw, self.created_at),
+        )
 
     def to_run(self) -> Run:
         """The run as the API reports it."""

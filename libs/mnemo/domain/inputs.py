@@ -76,6 +76,8 @@ class PreExtractedItem(_Strict):
 
 class PreExtractedInput(_Strict):
     items: list[PreExtractedItem] = Field(min_length=1)
+    # mnemo extension: when the facts were learned (their event time); defaults to now.
+    created_at: datetime | None = None
 
 
 class AddInput(_Strict):

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemo.domain.event_time import Span
+
 
 class RunState(StrEnum):
     running = "running"
@@ -43,6 +45,27 @@ class Candidate(BaseModel):
     run_id: str
     op: Literal["create", "update", "delete"] = "create"
     memory_id: str | None = None
+    # The event-time range of the evidence (see mnemo.domain.event_time); None only for
+    # candidates made before event times existed (commit then uses its own time).
+    event_time: datetime | None = None
+    event_time_end: datetime | None = None
+
+    @property
+    def span(self) -> Span | None:
+        return Span.of((self.event_time, self.event_time_end))
+
+    def dated(self, span: Span | None) -> Candidate:
+        """This candidate with the event-time range `span`."""
+        if span is None:
+            return self
+        return self.model_copy(update={"event_time": span.start, "event_time_end": span.end})
+
+
+EVENT_TIME = (
+    "mnemo extension: when the evidence of this content happened (its messages' created_at), "
+    "the start of its event-time range. `created_at` and `updated_at` are system times."
+)
+EVENT_TIME_END = "mnemo extension: the end of the event-time range (= event_time for one instant)."
 
 
 class Memory(BaseModel):
@@ -58,10 +81,15 @@ class Memory(BaseModel):
     user_id: str | None = None
     properties: dict[str, str] | None = None
     score: float | None = None
+    event_time: datetime | None = Field(default=None, description=EVENT_TIME)
+    event_time_end: datetime | None = Field(default=None, description=EVENT_TIME_END)
 
 
 class MemoryVersion(BaseModel):
-    """A prior state of a memory, valid from `valid_from` until `valid_to`."""
+    """A prior state of a memory, valid from `valid_from` until `valid_to`.
+
+    `run_id` is the run that ended this version (rewrote or deleted it; None for a delete
+    through the API); provenance names the run that wrote each version."""
 
     memory_id: str
     version: int
@@ -70,6 +98,8 @@ class MemoryVersion(BaseModel):
     valid_to: datetime
     change: Literal["updated", "deleted"]
     run_id: str | None = None
+    event_time: datetime | None = Field(default=None, description=EVENT_TIME)
+    event_time_end: datetime | None = Field(default=None, description=EVENT_TIME_END)
 
 
 class CommittedOperation(BaseModel):

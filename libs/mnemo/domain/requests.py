@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, Field, field_validator
 
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.limits import DESCRIPTION_CHARS
@@ -13,6 +13,12 @@ from mnemo.domain.search import Name, PropertyKey, PropertyValue, RetrievalType,
 from mnemo.domain.wire import WireModel
 
 Properties = dict[PropertyKey, PropertyValue]
+AS_OF = (
+    "mnemo extension: an RFC 3339 system time with its offset (e.g. 2026-01-01T12:00:00Z). "
+    "Answers from the memories as they stood at that time, earlier versions included: a "
+    "memory rewritten later shows its content of then, one created later is absent, one "
+    "deleted later is present. Omitted: the current memories."
+)
 
 
 class _Request(WireModel):
@@ -42,6 +48,7 @@ class SearchRequest(_Request):
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
     retrieval_config: RetrievalConfig | None = None
+    as_of: AwareDatetime | None = Field(default=None, description=AS_OF)
 
 
 class ListRequest(_Request):
@@ -52,6 +59,7 @@ class ListRequest(_Request):
     limit: int = Field(default=20, ge=1, le=100)
     # mnemo extension: skip this many (newest first) to page through all matches.
     offset: int = Field(default=0, ge=0)
+    as_of: AwareDatetime | None = Field(default=None, description=AS_OF)
 
 
 class GroupDocument(_Request):

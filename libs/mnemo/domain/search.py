@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -41,3 +42,5 @@ class MemoryQuery(BaseModel):
     limit: int = Field(default=10, ge=1, le=100)
     text: str = ""
     retrieval_type: RetrievalType = "hybrid"
+    # A system time: answer from the memories as they stood then (None: as they are now).
+    as_of: datetime | None = None

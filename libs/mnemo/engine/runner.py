@@ -11,13 +11,23 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
 from mnemo.bus.base import FLUSH, PIPELINE_CHANNEL, RUN, Bus, Record
-from mnemo.core.buffering import Held, WindowEntry, flush_batch, flush_reason, items_of, slide
+from mnemo.core.buffering import (
+    Held,
+    WindowEntry,
+    advance,
+    flush_batch,
+    flush_before,
+    flush_reason,
+    items_of,
+    slide,
+)
 from mnemo.core.dispatch import LLM_KINDS, run_chain, takes_raw_input
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
@@ -67,16 +77,7 @@ class PipelineRunner:
             raise LookupError(f"run {row['run_id']} has no raw input left ({row['redaction']})")
         run = RunRecord.from_row(row)
         group = await self.groups.get(run.project, run.group)
-        batch = Batch(
-            batch_id=run.run_id,
-            project=run.project,
-            group=run.group,
-            scope_key=run.scope_key,
-            run_ids=[run.run_id],
-            user_id=run.user_id,
-            properties=run.properties,
-            inputs=[run.input],
-        )
+        batch = run.batch()
         step = group.step(run.starting_step_id)
         if not takes_raw_input(step):  # a root past extraction: items enter as they are
             batch.candidates, batch.inputs = pre_extracted_candidates(batch), []
@@ -94,6 +95,7 @@ class PipelineRunner:
             user_id=p["user_id"],
             properties=p["properties"],
             candidates=[Candidate.model_validate(c) for c in p["items"]],
+            event_time=p.get("event_time"),
         )
         return batch, group, group.pipeline.following(group.step(p["step_id"]))
 
@@ -137,7 +139,21 @@ class PipelineRunner:
             await buffers.append(tx, buffer, batch.run_id, [{"units": units}], now)
             await buffers.trim(tx, buffer, step.window)
             return True
-        await buffers.append(tx, buffer, batch.run_id, _buffer_payloads(batch), now)
+        assert step.triggers is not None
+        rows = await buffers.items(tx, buffer, lock=True)
+        watermark = await buffers.watermark(tx, buffer)
+        payloads = _buffer_payloads(batch)
+        arriving = items_of(
+            [_held(buffers.BufferedItem(0, batch.run_id, p, now)) for p in payloads]
+        )
+        reason = flush_before(step.triggers, items_of([_held(i) for i in rows]), watermark,
+                              arriving, now)  # fmt: skip
+        if reason is not None:
+            await self._flush(tx, step, buffer, rows, reason)
+        mark = advance(watermark, arriving)
+        assert mark is not None
+        await buffers.advance_watermark(tx, buffer, mark)
+        await buffers.append(tx, buffer, batch.run_id, payloads, now)
         await runs.set_status(tx, batch.run_ids, RunState.in_buffer, now)
         await self.flush_if_due(tx, step, buffer)
         return False
@@ -149,13 +165,25 @@ class PipelineRunner:
         assert step.triggers is not None
         now = self.deps.clock.now()
         rows = await buffers.items(tx, buffer, lock=True)
-        if flush_reason(step.triggers, items_of([_held(i) for i in rows]), now) is None:
+        watermark = await buffers.watermark(tx, buffer)
+        if flush_reason(step.triggers, items_of([_held(i) for i in rows]), now, watermark) is None:
             return None
         rows = await self._without_erased(tx, rows)
+        reason = flush_reason(step.triggers, items_of([_held(i) for i in rows]), now, watermark)
+        if reason is not None:
+            await self._flush(tx, step, buffer, rows, reason)
+        return reason
+
+    async def _flush(
+        self,
+        tx: AsyncConnection,
+        step: BufferStep,
+        buffer: buffers.BufferKey,
+        rows: list[buffers.BufferedItem],
+        reason: str,
+    ) -> None:
+        """Publish the buffered `rows` as one flush record and empty the buffer of them."""
         held = [_held(i) for i in rows]
-        reason = flush_reason(step.triggers, items_of(held), now)
-        if reason is None:
-            return None
         batch = flush_batch(str(uuid.uuid4()), buffer.project, buffer.group, buffer.scope_key, held)
         payload: dict[str, Any] = {
             "kind": FLUSH,
@@ -168,11 +196,11 @@ class PipelineRunner:
             "user_id": batch.user_id,
             "properties": batch.properties,
             "items": [c.model_dump(mode="json") for c in batch.candidates],
+            "event_time": batch.event_time.isoformat() if batch.event_time else None,
         }
         await self.bus.publish(tx, PIPELINE_CHANNEL, buffer.scope_key, payload)
         await buffers.remove(tx, [i.id for i in rows])
         log.info("buffer %s/%s flushed %d items (%s)", buffer.group, step.id, len(rows), reason)
-        return reason
 
     async def _without_erased(
         self, tx: AsyncConnection, rows: list[buffers.BufferedItem]
@@ -188,9 +216,13 @@ class PipelineRunner:
 
 
 def _buffer_payloads(batch: Batch) -> list[dict[str, Any]]:
-    """One row per candidate, with the run's scope; a run that extracted nothing still
-    waits in the buffer (a marker row), so its status stays honest."""
-    scope = {"_user_id": batch.user_id, "_properties": batch.properties}
+    """One row per candidate, with the run's scope and input time; a run that extracted
+    nothing still waits in the buffer (a marker row), so its status stays honest."""
+    scope = {
+        "_user_id": batch.user_id,
+        "_properties": batch.properties,
+        "_event_time": batch.event_time.isoformat() if batch.event_time else None,
+    }
     rows = [{**c.model_dump(mode="json"), **scope} for c in batch.candidates]
     return rows or [{"_marker": True, "topic": None, **scope}]
 
@@ -198,9 +230,11 @@ def _buffer_payloads(batch: Batch) -> list[dict[str, Any]]:
 def _held(item: buffers.BufferedItem) -> Held:
     p = item.payload
     candidates = () if p.get("_marker") else (Candidate.model_validate(_strip(p)),)
+    event_time = datetime.fromisoformat(p["_event_time"]) if p.get("_event_time") else None
     return Held(
-        item.run_id, item.created_at, p.get("_user_id"), p.get("_properties") or {}, candidates
-    )
+        item.run_id, item.created_at, p.get("_user_id"), p.get("_properties") or {}, candidates,
+        event_time,
+    )  # fmt: skip
 
 
 def _strip(payload: dict[str, Any]) -> dict[str, Any]:

@@ -61,8 +61,8 @@ class BufferTable:
         await self.rt.app.producer.flush()
 
     async def deliver(self, key: str, state: BufferState, group: GroupConfig) -> BufferState:
-        """Produce the pending flush (if any), wait for the ack, then clear it."""
-        if state.pending is None:
+        """Produce the pending flushes (if any), wait for the acks, then clear them."""
+        if not state.pending:
             return state
         await self.rt.emit(stage.pending_emits(state, group))
         state = stage.acknowledged(state)

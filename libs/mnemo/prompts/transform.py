@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from pydantic import BaseModel
 
 from mnemo.llm.base import ChatMessage, Prompt
-from mnemo.prompts.extract import ExtractedMemory, TopicBrief
+from mnemo.prompts.extract import ExtractedMemory, TopicBrief, stamp
+
+
+class Item(BaseModel):
+    topic: str
+    content: str
+    # When the item's evidence happened (the end of its event-time range).
+    event_time: datetime | None = None
 
 
 class Context(BaseModel):
     instructions: str
     output_topics: list[TopicBrief]
-    items: list[ExtractedMemory]
+    items: list[Item]
 
 
 class Response(BaseModel):
+    # `evidence`: indexes of the items a memory rests on; empty means the whole batch.
     memories: list[ExtractedMemory]
 
 
@@ -25,9 +34,15 @@ def messages(ctx: Context) -> list[ChatMessage]:
     system = (
         "You transform a batch of memories of an AI agent as instructed. Return the complete "
         "list of memories that should continue down the pipeline, each with one of the "
-        f"allowed topics.\nAllowed topics:\n{topics}\nInstructions: {ctx.instructions}"
+        "allowed topics and its evidence: the indexes of the items it rests on. Each item "
+        "carries when it happened (event_time, UTC).\n"
+        f"Allowed topics:\n{topics}\nInstructions: {ctx.instructions}"
     )
-    items = [m.model_dump() for m in ctx.items]
+    items = [
+        {"topic": m.topic, "content": m.content}
+        | ({"event_time": stamp(m.event_time)} if m.event_time else {})
+        for m in ctx.items
+    ]
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": json.dumps({"memories": items}, ensure_ascii=False)},

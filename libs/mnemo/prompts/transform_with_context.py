@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel
 
 from mnemo.llm.base import ChatMessage, Prompt
+from mnemo.prompts.extract import stamp
 
 
 class ExistingMemory(BaseModel):
     id: str
     topic: str
     content: str
+    # When its evidence happened (the end of its event-time range).
+    event_time: datetime | None = None
 
 
 class NewMemory(BaseModel):
     index: int
     topic: str
     content: str
+    event_time: datetime | None = None
 
 
 class Context(BaseModel):
@@ -51,16 +56,24 @@ def messages(ctx: Context) -> list[ChatMessage]:
         "NEW memories. Decide for every existing and every new memory: 'keep' it, 'rewrite' it "
         "(give the full new content) or 'delete' it. Never lose information silently: when a "
         "new fact changes an existing one, rewrite the existing memory. Omitted memories are "
-        f"kept unchanged.\nInstructions: {ctx.instructions}"
+        "kept unchanged. event_time (UTC) says when a memory's evidence happened: the later "
+        f"one is the current fact.\nInstructions: {ctx.instructions}"
     )
     body = {
-        "existing": [m.model_dump() for m in ctx.existing],
-        "new": [m.model_dump() for m in ctx.new],
+        "existing": [_shown(m) for m in ctx.existing],
+        "new": [_shown(m) for m in ctx.new],
     }
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": json.dumps(body, ensure_ascii=False)},
     ]
+
+
+def _shown(memory: ExistingMemory | NewMemory) -> dict[str, object]:
+    shown = memory.model_dump(exclude={"event_time"})
+    if memory.event_time is not None:
+        shown["event_time"] = stamp(memory.event_time)
+    return shown
 
 
 PROMPT = Prompt(

@@ -7,9 +7,10 @@ derived from the runs it holds) instead of losing or re-batching it. Run ids alr
 are remembered, so a redelivered record is not buffered twice. The trigger and batch rules
 are the core's (`mnemo.core.buffering`), shared with the embedded transport.
 
-The service applies the transitions in this order: deliver a pending flush left by a crash
+The service applies the transitions in this order: deliver pending flushes left by a crash
 (`pending_emits`, then `acknowledged`) before anything else, `arrive` (publish its status
-events), save, and deliver the flush `arrive` may have recorded; on a tick, `tick`.
+events), save, and deliver the flushes `arrive` may have recorded; on a tick, `tick`.
+Triggers follow the buffer's event-time watermark, with the wall clock as a fallback.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-from mnemo.core.buffering import Held, flush_batch, flush_reason, items_of
+from mnemo.core.buffering import Held, advance, flush_batch, flush_before, flush_reason, items_of
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep
@@ -40,6 +41,8 @@ class BufferedRun(BaseModel):
     user_id: str | None = None
     properties: dict[str, str] = Field(default_factory=dict)
     candidates: list[Candidate] = Field(default_factory=list)
+    # The run's input time (its batch's event_time).
+    event_time: datetime | None = None
 
 
 class BufferState(BaseModel):
@@ -50,7 +53,19 @@ class BufferState(BaseModel):
     partition: int
     items: list[BufferedRun] = Field(default_factory=list)
     seen: list[str] = Field(default_factory=list)
-    pending: StageEvent | None = None
+    # Flushed batches not yet acknowledged downstream, in order (an arrival may close the
+    # buffer's batch and start one that is due at once).
+    pending: list[StageEvent] = Field(default_factory=list)
+    # The latest event time the buffer has taken in (core.buffering).
+    watermark: datetime | None = None
+
+    @field_validator("pending", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        """A state saved by an older buffer service holds one pending flush, or null."""
+        if value is None:
+            return []
+        return value if isinstance(value, list) else [value]
 
 
 def buffer_key(group: str, step_id: str, scope_key: str) -> str:
@@ -78,30 +93,47 @@ def take(
     fresh = [r for r in b.run_ids if r not in known]
     if not fresh:
         return state
-    items = list(state.items)
-    for run_id in fresh:
-        items.append(
-            BufferedRun(
-                run_id=run_id,
-                added_at=now,
-                started_at=event.run_started.get(run_id),
-                user_id=b.user_id,
-                properties=b.properties,
-                candidates=[c for c in b.candidates if c.run_id == run_id or len(fresh) == 1],
-            )
+    arriving = _runs(event, fresh, now)
+    watermark = advance(state.watermark, items_of(_held(arriving)))
+    return state.model_copy(update={"items": [*state.items, *arriving], "watermark": watermark})
+
+
+def _runs(event: StageEvent, fresh: list[str], now: datetime) -> list[BufferedRun]:
+    b = event.batch
+    return [
+        BufferedRun(
+            run_id=run_id,
+            added_at=now,
+            started_at=event.run_started.get(run_id),
+            user_id=b.user_id,
+            properties=b.properties,
+            candidates=[c for c in b.candidates if c.run_id == run_id or len(fresh) == 1],
+            event_time=b.event_time,
         )
-    return state.model_copy(update={"items": items})
+        for run_id in fresh
+    ]
 
 
 def due(state: BufferState, step: BufferStep, now: datetime) -> str | None:
     """The trigger that fires now, or None."""
     assert step.triggers is not None
-    return flush_reason(step.triggers, items_of(_held(state)), now)
+    return flush_reason(step.triggers, items_of(_held(state.items)), now, state.watermark)
+
+
+def closes(state: BufferState, event: StageEvent, step: BufferStep, now: datetime) -> str | None:
+    """Whether the event's new runs close the batch the buffer holds (`flush_before`)."""
+    assert step.triggers is not None
+    known = set(state.seen) | {i.run_id for i in state.items}
+    arriving = _runs(event, [r for r in event.batch.run_ids if r not in known], now)
+    return flush_before(
+        step.triggers, items_of(_held(state.items)), state.watermark,
+        items_of(_held(arriving)), now,
+    )  # fmt: skip
 
 
 def flush(state: BufferState, group: GroupConfig, step: BufferStep) -> BufferState:
-    """Empty the buffer into one batch for the next step, recorded as `pending`."""
-    held = _held(state)
+    """Empty the buffer into one batch for the next step, appended to `pending`."""
+    held = _held(state.items)
     run_ids = list(dict.fromkeys(h.run_id for h in held))
     digest = hashlib.sha256(
         f"{buffer_key(state.group, state.step_id, state.scope_key)}|{','.join(run_ids)}".encode()
@@ -113,11 +145,16 @@ def flush(state: BufferState, group: GroupConfig, step: BufferStep) -> BufferSta
     pending = emits[0].record
     assert isinstance(pending, StageEvent)
     seen = [*state.seen, *run_ids][-SEEN_LIMIT:]
-    return state.model_copy(update={"items": [], "seen": seen, "pending": pending})
+    return state.model_copy(
+        update={"items": [], "seen": seen, "pending": [*state.pending, pending]}
+    )
 
 
-def _held(state: BufferState) -> list[Held]:
-    return [Held(i.run_id, i.added_at, i.user_id, i.properties, i.candidates) for i in state.items]
+def _held(runs: list[BufferedRun]) -> list[Held]:
+    return [
+        Held(i.run_id, i.added_at, i.user_id, i.properties, i.candidates, i.event_time)
+        for i in runs
+    ]
 
 
 @dataclass(frozen=True)
@@ -139,11 +176,14 @@ def arrive(
     now: datetime,
     service: str,
 ) -> Arrival:
-    """Take the event's runs into the buffer and flush it (as `pending`) if a trigger fires.
-    `state` must have no pending flush: deliver that first."""
-    assert state is None or state.pending is None, "deliver the pending flush first"
+    """Take the event's runs into the buffer, flushing (as `pending`) what it held first if
+    they close it, and what it holds then if a trigger fires. `state` must have no pending
+    flush: deliver that first."""
+    assert state is None or not state.pending, "deliver the pending flush first"
     known = (set(state.seen) | {i.run_id for i in state.items}) if state else set()
     fresh = [r for r in event.batch.run_ids if r not in known]
+    if state is not None and closes(state, event, step, now) is not None:
+        state = flush(state, group, step)
     state = take(state, event, partition, now)
     emits = []
     if fresh:
@@ -162,27 +202,27 @@ def arrive(
 
 def tick(state: BufferState, group: GroupConfig, step: BufferStep, now: datetime) -> BufferState:
     """A time trigger check: flush (as `pending`) if one fires and no flush is pending."""
-    if state.pending is None and due(state, step, now) is not None:
+    if not state.pending and due(state, step, now) is not None:
         return flush(state, group, step)
     return state
 
 
 def pending_emits(state: BufferState, group: GroupConfig) -> list[Emit]:
-    """The records that deliver the state's pending flush."""
-    if state.pending is None:
-        return []
-    return forward(
-        group.step(state.pending.step_id), state.pending.batch, state.pending.run_started
-    )
+    """The records that deliver the state's pending flushes, in order."""
+    return [
+        emit
+        for p in state.pending
+        for emit in forward(group.step(p.step_id), p.batch, p.run_started)
+    ]
 
 
 def acknowledged(state: BufferState) -> BufferState:
-    return state.model_copy(update={"pending": None})
+    return state.model_copy(update={"pending": []})
 
 
 def without_runs(state: BufferState, run_ids: Collection[str]) -> BufferState:
     """The state minus the items of these runs (an erased user's); the same object when it
-    holds none of them. A pending flush is left to its delivery (the commit drops it)."""
+    holds none of them. Pending flushes are left to their delivery (the commit drops them)."""
     kept = [i for i in state.items if i.run_id not in run_ids]
     if len(kept) == len(state.items):
         return state

@@ -28,7 +28,7 @@ from mnemo.domain.scope import normalize_user_id
 from mnemo.events.raw import RawEvent
 from mnemo.stages import windows as sliding
 from mnemo.stages.routing import EXTRACTOR_KINDS, Emit, forward
-from mnemo.steps.base import Batch, Deps
+from mnemo.steps.base import Deps
 from mnemo.store import erasure, retention, runs, tombstones
 
 log = logging.getLogger(__name__)
@@ -63,16 +63,7 @@ async def extract_stage(
     if admitted is None:
         return []
     group, run = admitted
-    batch = Batch(
-        batch_id=run_id,
-        project=run.project,
-        group=run.group,
-        scope_key=run.scope_key,
-        run_ids=[run_id],
-        user_id=run.user_id,
-        properties=run.properties,
-        inputs=[event.input],
-    )
+    batch = run.batch()
     step: Step | None = group.step(run.starting_step_id)
     while isinstance(step, BufferStep) and step.mode == "sliding_window":
         key = sliding.window_key(batch.group, step.id, batch.scope_key)
@@ -172,6 +163,6 @@ def _record(
         properties=event.properties,
         root=event.root,
         now=deps.clock.now(),
-        created_at=event.created_at,
+        input_time=event.created_at,
         error=error,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -47,6 +48,9 @@ class Batch(BaseModel):
     inputs: list[AddInput] = Field(default_factory=list)
     window: list[str] = Field(default_factory=list)
     candidates: list[Candidate] = Field(default_factory=list)
+    # The latest event time of the batch's inputs: what a run that extracted nothing counts
+    # as in a buffer, and the fallback time of candidates made without one.
+    event_time: datetime | None = None
 
     @property
     def run_id(self) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
+from mnemo.domain.event_time import Span, unit_times
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Candidate
@@ -36,7 +38,7 @@ def pre_extracted_candidates(batch: Batch) -> list[Candidate]:
             user_id=batch.user_id,
             properties=batch.properties,
             run_id=batch.run_id,
-        )
+        ).dated(Span.of([raw.pre_extracted.created_at or batch.event_time]))
         for raw in batch.inputs
         if raw.pre_extracted is not None
         for item in raw.pre_extracted.items
@@ -58,13 +60,15 @@ async def _extract_with_llm(
     ]
     if not briefs:
         return []
+    times = unit_times(raw, batch.event_time or deps.clock.now())
     context = extract_prompt.Context(
         topics=briefs,
         input_type=raw.input_type,
-        units=_units(raw),
+        units=[
+            extract_prompt.DatedUnit(text=u, at=t) for u, t in zip(_units(raw), times, strict=True)
+        ],
         window=batch.window,
         instructions=step.instructions,
-        today=deps.clock.now().date().isoformat(),
     )
     answer = await deps.llm.complete(extract_prompt.PROMPT, context)
     allowed = {b.name for b in briefs}
@@ -86,9 +90,16 @@ async def _extract_with_llm(
                 user_id=batch.user_id,
                 properties=batch.properties,
                 run_id=batch.run_id,
-            )
+            ).dated(evidence_span(times, memory.evidence))
         )
     return out
+
+
+def evidence_span(times: list[datetime], evidence: list[int]) -> Span | None:
+    """The event-time range of the evidence units; all units when none (or no valid index)
+    is named, so a model that cites nothing never leaves a memory undated."""
+    cited = [times[i] for i in evidence if 0 <= i < len(times)]
+    return Span.of(cited or times)
 
 
 def _units(raw: AddInput) -> list[str]:

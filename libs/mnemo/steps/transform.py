@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 
+from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate
 from mnemo.domain.pipeline import TransformStep
 from mnemo.prompts import transform as transform_prompt
-from mnemo.prompts.extract import ExtractedMemory, TopicBrief
+from mnemo.prompts.extract import TopicBrief
 from mnemo.steps.base import Batch, Deps
 
 log = logging.getLogger(__name__)
@@ -27,8 +28,12 @@ async def transform(
             TopicBrief(name=t.name, description=t.description, is_bounded=t.is_bounded)
             for t in outputs
         ],
-        items=[ExtractedMemory(topic=c.topic, content=c.content) for c in batch.candidates],
+        items=[
+            transform_prompt.Item(topic=c.topic, content=c.content, event_time=c.event_time_end)
+            for c in batch.candidates
+        ],
     )
+    spans = [c.span for c in batch.candidates]
     answer = await deps.llm.complete(transform_prompt.PROMPT, context)
     allowed = set(names)
     out = []
@@ -43,6 +48,13 @@ async def transform(
                 user_id=batch.user_id,
                 properties=batch.properties,
                 run_id=batch.run_id,
-            )
+            ).dated(_evidence(spans, memory.evidence) or Span.of([batch.event_time]))
         )
     return out
+
+
+def _evidence(spans: list[Span | None], evidence: list[int]) -> Span | None:
+    """The range of the cited items; the whole batch's when none (or no valid index) is
+    cited: a batch transform (a daily roll-up) rests on all of it."""
+    cited = [spans[i] for i in evidence if 0 <= i < len(spans)]
+    return Span.join(cited or spans)

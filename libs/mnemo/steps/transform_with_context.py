@@ -6,6 +6,7 @@ One structured LLM call decides for each retrieved and each new memory: keep, re
 
 from __future__ import annotations
 
+from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory
 from mnemo.domain.pipeline import TransformWithContextStep
@@ -31,14 +32,21 @@ async def transform_with_context(
     context = twc_prompt.Context(
         instructions=step.instructions,
         existing=[
-            twc_prompt.ExistingMemory(id=m.id, topic=m.topic, content=m.content)
+            twc_prompt.ExistingMemory(
+                id=m.id, topic=m.topic, content=m.content, event_time=m.event_time_end
+            )
             for m in existing.values()
         ],
         new=[
-            twc_prompt.NewMemory(index=i, topic=c.topic, content=c.content)
+            twc_prompt.NewMemory(
+                index=i, topic=c.topic, content=c.content, event_time=c.event_time_end
+            )
             for i, c in enumerate(fresh)
         ],
     )
+    # A rewrite of an existing memory rests on the new evidence; commit joins it to the
+    # memory's own range.
+    news = Span.join(c.span for c in fresh)
     answer = await deps.llm.complete(twc_prompt.PROMPT, context)
     out = list(passthrough) + [
         c for c in batch.candidates if c not in passthrough and c not in fresh
@@ -65,7 +73,7 @@ async def transform_with_context(
                 run_id=batch.run_id,
                 op="update" if verdict.action == "rewrite" else "delete",
                 memory_id=memory.id,
-            )
+            ).dated(news)
         )
     return out
 

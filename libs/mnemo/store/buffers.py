@@ -8,9 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from mnemo.store.schema import buffer_items
+from mnemo.store.schema import buffer_items, buffer_watermarks
 
 
 @dataclass(frozen=True)
@@ -101,3 +102,34 @@ async def pending(conn: AsyncConnection) -> list[tuple[BufferKey, datetime, date
         )
     ).all()
     return [(BufferKey(r[0], r[1], r[2], r[3]), r[4], r[5], r[6]) for r in rows]
+
+
+async def watermark(conn: AsyncConnection, key: BufferKey) -> datetime | None:
+    """The latest event time the buffer has taken in (None before its first item)."""
+    w = buffer_watermarks.c
+    return (
+        await conn.execute(
+            select(w.watermark).where(
+                w.project == key.project,
+                w.group == key.group,
+                w.step_id == key.step_id,
+                w.scope_key == key.scope_key,
+            )
+        )
+    ).scalar_one_or_none()
+
+
+async def advance_watermark(conn: AsyncConnection, key: BufferKey, at: datetime) -> None:
+    """Move the buffer's watermark to `at` unless it is already later."""
+    stmt = pg_insert(buffer_watermarks).values(
+        project=key.project, group=key.group, step_id=key.step_id, scope_key=key.scope_key,
+        watermark=at,
+    )  # fmt: skip
+    await conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["project", "group", "step_id", "scope_key"],
+            set_={
+                "watermark": func.greatest(buffer_watermarks.c.watermark, stmt.excluded.watermark)
+            },
+        )
+    )

@@ -16,6 +16,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, MemoryStatus
 from mnemo.domain.scope import bounded_memory_id, scoped_properties, topic_scope
@@ -142,15 +143,11 @@ async def _apply_one(
             _same_scope_or_raise(current._mapping, topic.name, scope, group)
     if c.op == "delete":
         if current is not None and current.status == MemoryStatus.active:
-            await _keep_version(conn, current._mapping, "deleted", c.run_id, now)
-            await conn.execute(
-                update(memories)
-                .where(memories.c.id == memory_id)
-                .values(status=MemoryStatus.archived, updated_at=now, version=current.version + 1)
-            )
+            await archive_row(conn, current._mapping, c.run_id, now)
             ops.add(c.run_id, "deleted", current.id)
         return
     vector = list(embeddings[c.content])
+    evidence = c.span or Span(now, now)  # a candidate from before event times existed
     if current is None:
         new_id = memory_id or str(uuid.uuid4())
         await conn.execute(
@@ -170,6 +167,10 @@ async def _apply_one(
                 run_ids=[c.run_id],
                 created_at=now,
                 updated_at=now,
+                event_time=evidence.start,
+                event_time_end=evidence.end,
+                written_by_run_id=c.run_id,
+                operation="created",
             )
         )
         ops.add(c.run_id, "created", new_id)
@@ -177,6 +178,8 @@ async def _apply_one(
     if current.content == c.content and current.status == MemoryStatus.active:
         return  # nothing changed: no new version, no operation
     await _keep_version(conn, current._mapping, "updated", c.run_id, now)
+    # The rewritten content rests on the old evidence and the new: the range grows.
+    span = evidence.union(Span(current.event_time, current.event_time_end))
     await conn.execute(
         update(memories)
         .where(memories.c.id == current.id)
@@ -187,6 +190,10 @@ async def _apply_one(
             version=current.version + 1,
             updated_at=now,
             run_ids=[*current.run_ids, c.run_id][-50:],
+            event_time=span.start,
+            event_time_end=span.end,
+            written_by_run_id=c.run_id,
+            operation="updated",
         )
     )
     ops.add(c.run_id, "updated", current.id)
@@ -202,9 +209,29 @@ def _same_scope_or_raise(
         raise CommitError(f"memory {row['id']} belongs to another scope and was not changed")
 
 
-async def _keep_version(
-    conn: AsyncConnection, row: Mapping[Any, Any], change: str, run_id: str, now: datetime
+async def archive_row(
+    conn: AsyncConnection, row: Mapping[Any, Any], run_id: str | None, now: datetime
 ) -> None:
+    """Delete a memory (`row`, locked by the caller): out of search, its last content kept
+    as a version. `run_id` is the deleting run (None: through the API)."""
+    await _keep_version(conn, row, "deleted", run_id, now)
+    await conn.execute(
+        update(memories)
+        .where(memories.c.id == row["id"])
+        .values(
+            status=MemoryStatus.archived,
+            updated_at=now,
+            version=row["version"] + 1,
+            written_by_run_id=run_id,
+            operation="deleted",
+        )
+    )
+
+
+async def _keep_version(
+    conn: AsyncConnection, row: Mapping[Any, Any], change: str, run_id: str | None, now: datetime
+) -> None:
+    """Keep the memory's current state (`row`) as a version that ends now."""
     await conn.execute(
         insert(memory_versions).values(
             memory_id=row["id"],
@@ -216,5 +243,11 @@ async def _keep_version(
             valid_to=now,
             change=change,
             run_id=run_id,
+            status=row["status"],
+            embedding=row["embedding"],
+            event_time=row["event_time"],
+            event_time_end=row["event_time_end"],
+            written_by_run_id=row["written_by_run_id"],
+            operation=row["operation"],
         )
     )

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy import ColumnElement, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Memory, MemoryStatus, MemoryVersion
 from mnemo.domain.search import MemoryQuery
-from mnemo.store.commits import _keep_version
+from mnemo.store.as_of import reading_at
+from mnemo.store.commits import archive_row
 from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
 from mnemo.store.schema import memories, memory_versions
 from mnemo.store.tenancy import memory_owner_filter, visible_memories
+
+# What versions keep only for as-of ranking: not read back for history.
+_RANKING = frozenset({"embedding", "tsv", "tsv_length"})
 
 
 async def get(
@@ -36,7 +40,9 @@ async def get(
 async def list_(
     conn: AsyncConnection, query: MemoryQuery, group: GroupConfig, offset: int = 0
 ) -> tuple[list[Memory], int]:
-    return await newest_page(conn, visible_memories(query, group), query.limit, offset)
+    """Newest first, one page, and how many match; as of `query.as_of` when it is set."""
+    reader = reading_at(conn, query.as_of)
+    return await newest_page(reader, visible_memories(query, group), query.limit, offset)
 
 
 async def newest_page(
@@ -80,12 +86,7 @@ async def archive(
     ).first()
     if row is None:
         return False
-    await _keep_version(conn, row._mapping, "deleted", None, now)  # type: ignore[arg-type]
-    await conn.execute(
-        update(memories)
-        .where(memories.c.id == memory_id)
-        .values(status=MemoryStatus.archived, version=row.version + 1, updated_at=now)
-    )
+    await archive_row(conn, row._mapping, None, now)
     return True
 
 
@@ -104,7 +105,7 @@ async def history(
         return None
     rows = (
         await conn.execute(
-            select(memory_versions)
+            select(*(c for c in memory_versions.c if c.name not in _RANKING))
             .where(memory_versions.c.memory_id == memory_id)
             .order_by(memory_versions.c.version)
         )
@@ -118,6 +119,8 @@ async def history(
             valid_to=r.valid_to,
             change=r.change,
             run_id=r.run_id,
+            event_time=r.event_time,
+            event_time_end=r.event_time_end,
         )
         for r in rows
     ]

@@ -17,6 +17,8 @@ MEMORY_COLUMNS = (
     memories.c.content,
     memories.c.created_at,
     memories.c.updated_at,
+    memories.c.event_time,
+    memories.c.event_time_end,
 )
 
 
@@ -34,4 +36,6 @@ def memory_from_row(row: Any, score: float | None = None) -> Memory:
         user_id=m["user_id"],
         properties=m["properties"] or None,
         score=score,
+        event_time=m["event_time"],
+        event_time_end=m["event_time_end"],
     )

@@ -169,6 +169,12 @@ memories = Table(
     Column("run_ids", ARRAY(String), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # Event-time range of the evidence of the current content (domain/event_time.py).
+    Column("event_time", DateTime(timezone=True), nullable=False),
+    Column("event_time_end", DateTime(timezone=True), nullable=False),
+    # The run that wrote the current state (None: a delete through the API) and how.
+    Column("written_by_run_id", String),
+    Column("operation", String, nullable=False),
     Index("memories_scope", "project", "group", "user_id", "topic", "status"),
     Index("memories_tsv", "tsv", postgresql_using="gin"),
     Index(
@@ -193,8 +199,35 @@ memory_versions = Table(
     Column("valid_from", DateTime(timezone=True), nullable=False),
     Column("valid_to", DateTime(timezone=True), nullable=False),
     Column("change", String, nullable=False),
+    # The run that ended this version (rewrote or deleted it).
     Column("run_id", String),
+    # The state as it was, with what search needs to rank it as of then (no re-embedding).
+    Column("status", String, nullable=False),
+    # None for versions kept before 0006: as-of search uses the memory's current vector.
+    Column("embedding", Vector()),
+    Column("tsv", TSVECTOR, Computed("to_tsvector('english', content)", persisted=True)),
+    Column(
+        "tsv_length", Integer, Computed("length(to_tsvector('english', content))", persisted=True)
+    ),
+    Column("event_time", DateTime(timezone=True), nullable=False),
+    Column("event_time_end", DateTime(timezone=True), nullable=False),
+    # The run that wrote this version (None: a delete through the API) and how.
+    Column("written_by_run_id", String),
+    Column("operation", String, nullable=False),
     Index("memory_versions_memory", "memory_id", "version"),
+    Index("memory_versions_scope", "project", "group", "valid_to"),
+)
+
+# Per buffer (group, buffer step, scope): the latest event time it has taken in. Time
+# triggers follow it (core/buffering.py); it outlives the flushes of the buffer's items.
+buffer_watermarks = Table(
+    "buffer_watermarks",
+    metadata,
+    Column("project", String, primary_key=True),
+    Column("group", String, primary_key=True),
+    Column("step_id", String, primary_key=True),
+    Column("scope_key", String, primary_key=True),
+    Column("watermark", DateTime(timezone=True), nullable=False),
 )
 
 # One tombstone per erased user and project: a salted hash of the normalized user id (never

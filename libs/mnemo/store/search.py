@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Memory
 from mnemo.domain.search import MemoryQuery
+from mnemo.store.as_of import reading_at
 from mnemo.store.bm25 import bm25_search, squash
 from mnemo.store.corpus_stats import CorpusStatsCache
 from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
@@ -88,20 +89,24 @@ async def search(
     hybrid_alpha: float,
 ) -> list[Memory]:
     """Run `query`. `embed_query` is awaited only by the modes that need a vector, and in
-    hybrid mode while the keyword half already runs on its own connection."""
+    hybrid mode while the keyword half already runs on its own connection. With
+    `query.as_of` every mode reads the memories as they stood then (`store.as_of`)."""
     where = visible_memories(query, group)
+    if query.as_of is not None:
+        corpus_stats = CorpusStatsCache(ttl_seconds=0.0)  # a past scope: counted, not cached
     if query.retrieval_type == "fetch":
         async with db.connect() as conn:
-            return await fetch(conn, where, query, group)
+            return await fetch(reading_at(conn, query.as_of), where, query, group)
 
     async def vector_half(limit: int) -> list[tuple[Hit, float]]:
         embedding = await embed_query()
         async with db.connect() as conn:  # hnsw.ef_search is set per session (database.py)
-            return await vector_search(conn, where, embedding, limit)
+            return await vector_search(reading_at(conn, query.as_of), where, embedding, limit)
 
     async def keyword_half(limit: int) -> list[tuple[Hit, float]]:
         async with db.connect() as conn:
-            return await keyword_search(conn, where, query.text, limit, corpus_stats)
+            reader = reading_at(conn, query.as_of)
+            return await keyword_search(reader, where, query.text, limit, corpus_stats)
 
     if query.retrieval_type == "bm25":
         hits = await keyword_half(query.limit)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from mnemo.core.buffering import Held, WindowEntry, flush_batch, items_of, slide
+from mnemo.domain.event_time import Span
 from mnemo.domain.memory import Candidate
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -20,9 +21,29 @@ def test_trigger_items_count_candidates_and_runs_that_extracted_nothing() -> Non
         Held("r2", T0 + timedelta(seconds=5)),
     ]
     items = items_of(held)
-    assert [(i.created_at, i.topic) for i in items] == [
-        (T0, "Note"), (T0, "Other"), (T0 + timedelta(seconds=5), None),
+    assert [(i.event_time, i.arrived_at, i.topic) for i in items] == [
+        (T0, T0, "Note"), (T0, T0, "Other"),
+        (T0 + timedelta(seconds=5), T0 + timedelta(seconds=5), None),
     ]  # fmt: skip
+
+
+def test_trigger_items_follow_the_event_time_of_their_evidence() -> None:
+    """A candidate counts at the end of its evidence, else at its run's input time; a run
+    without candidates at its input time; arrival times stay system times."""
+    then = datetime(2025, 6, 1, 9, 0, tzinfo=UTC)
+    dated = candidate("r1", "a").model_copy(
+        update={"event_time": then, "event_time_end": then + timedelta(hours=1)}
+    )
+    held = [
+        Held("r1", T0, candidates=(dated, candidate("r1", "b")), event_time=then),
+        Held("r2", T0, event_time=then + timedelta(days=1)),
+    ]
+    assert [(i.event_time, i.arrived_at) for i in items_of(held)] == [
+        (then + timedelta(hours=1), T0), (then, T0), (then + timedelta(days=1), T0),
+    ]  # fmt: skip
+    batch = flush_batch("f", "p", "g", "s", held)
+    assert batch.event_time == then + timedelta(days=1)
+    assert batch.candidates[0].span == Span(then, then + timedelta(hours=1))
 
 
 def test_the_flushed_batch_holds_every_candidate_in_order_and_each_run_once() -> None:

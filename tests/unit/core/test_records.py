@@ -32,13 +32,35 @@ def test_an_admitted_run_starts_at_its_entry_step_in_its_scope() -> None:
     assert record.created_at == record.updated_at == NOW
 
 
-def test_an_outside_producers_time_is_kept_as_the_creation_time() -> None:
+def test_an_outside_producers_time_dates_the_input_not_the_run() -> None:
+    """The run's times are system times (its admission); the producer's time is when the
+    input happened, kept on the input where it has no time of its own."""
     group = group_from_template("default", "default")
-    earlier = NOW - timedelta(hours=1)
+    earlier = NOW - timedelta(days=300)
     record = RunRecord.new(run_id="r", project="p", group="default", config=group, input=SAYS,
                            user_id="u", properties=None, root=None, now=NOW,
-                           created_at=earlier)  # fmt: skip
-    assert (record.created_at, record.updated_at) == (earlier, NOW)
+                           input_time=earlier)  # fmt: skip
+    assert (record.created_at, record.updated_at) == (NOW, NOW)
+    assert record.input.string is not None and record.input.string.created_at == earlier
+    batch = record.batch()
+    assert batch.event_time == earlier and batch.inputs == [record.input]
+    own = AddInput.model_validate(
+        {"string": {"content": ["x"], "created_at": "2024-01-02T03:04:05Z"}}
+    )
+    kept = RunRecord.new(run_id="r", project="p", group="default", config=group, input=own,
+                         user_id="u", properties=None, root=None, now=NOW,
+                         input_time=earlier)  # fmt: skip
+    assert kept.input == own  # its own date wins
+
+
+def test_an_input_is_dated_at_admission_so_every_retry_sees_the_same_times() -> None:
+    group = group_from_template("default", "default")
+    record = RunRecord.new(run_id="r", project="p", group="default", config=group, input=SAYS,
+                           user_id="u", properties=None, root=None, now=NOW)  # fmt: skip
+    assert record.to_row()["raw_input"] == {
+        "string": {"content": ["I like tea"], "created_at": "2026-03-01T12:00:00Z"}
+    }
+    assert RunRecord.from_row(record.to_row()).batch().event_time == NOW
 
 
 def test_a_refused_run_is_failed_with_its_error_and_keeps_its_input() -> None:
@@ -49,7 +71,7 @@ def test_a_refused_run_is_failed_with_its_error_and_keeps_its_input() -> None:
     assert record.status == RunState.failed and record.error == "NotFound: group 'nope'"
     assert (record.starting_step, record.starting_step_id) == (0, "somewhere")
     assert record.scope_key == scope_key("p", "nope", "u", {"a": "1"}, ["a"])
-    assert record.to_row()["raw_input"] == {"string": {"content": ["I like tea"]}}
+    assert record.to_row()["raw_input"]["string"]["content"] == ["I like tea"]
 
 
 def test_an_admitted_run_needs_its_group() -> None:

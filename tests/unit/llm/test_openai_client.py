@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from prometheus_client import REGISTRY
@@ -51,8 +52,10 @@ def extract_context() -> extract.Context:
     return extract.Context(
         topics=[extract.TopicBrief(name="work", description="How the user works")],
         input_type="conversation",
-        units=["user: I work from home", "assistant: Nice!"],
-        today="2025-01-01",
+        units=[
+            extract.DatedUnit(text=text, at=datetime(2025, 1, 1, tzinfo=UTC))
+            for text in ("user: I work from home", "assistant: Nice!")
+        ],
     )
 
 

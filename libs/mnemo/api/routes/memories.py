@@ -1,5 +1,5 @@
-"""Engram v1 memory routes (add, search, list, get, delete), plus mnemo's history and
-hard-erase extensions."""
+"""Engram v1 memory routes (add, search, list, get, delete), plus mnemo's history,
+provenance and hard-erase extensions."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ from fastapi import APIRouter, Query, Response
 from pydantic import AfterValidator
 
 from mnemo.api.deps import EngineDep, ProjectDep
-from mnemo.api.schemas import AddBody, AddResponse, ListBody, MemoryHistory, MemoryOut, MemoryPage
+from mnemo.api.schemas import (
+    AddBody,
+    AddResponse,
+    ListBody,
+    MemoryHistory,
+    MemoryOut,
+    MemoryPage,
+    ProvenanceOut,
+)
 from mnemo.domain.limits import USER_ID_CHARS
 from mnemo.domain.requests import SearchRequest
 from mnemo.domain.scope import check_user_id
@@ -97,3 +105,22 @@ async def memory_history(
     return MemoryHistory.model_validate(
         {"memory_id": memory_id, "versions": versions}, from_attributes=True
     )
+
+
+@router.get(
+    "/{memory_id}/provenance",
+    response_model=ProvenanceOut,
+    response_model_exclude_none=True,
+    tags=["mnemo extensions"],
+)
+async def memory_provenance(
+    memory_id: str,
+    engine: EngineDep,
+    project: ProjectDep,
+    user_id: UserQuery = None,
+    group: GroupQuery = None,
+) -> ProvenanceOut:
+    """mnemo extension: every version of a memory with the run that wrote it (operation,
+    event times, the run's raw input while retained). 404 as for reading the memory."""
+    found = await engine.memory_provenance(project, group or "default", user_id, memory_id)
+    return ProvenanceOut.model_validate(found, from_attributes=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from mnemo.embeddings.base import Embedder
 from mnemo.llm.offline.offload import Offload
-from mnemo.llm.offline.text import facts, split_sentences
+from mnemo.llm.offline.text import sourced_facts, split_sentences
 from mnemo.llm.offline.vectors import Vectors, best_columns, dedupe
 from mnemo.prompts.extract import Context, ExtractedMemory, Response, TopicBrief
 
@@ -41,29 +41,40 @@ async def extract(
 ) -> Response:
     """Heuristic extraction; see the module docstring. CPU work runs in `offload`."""
     keep_requests = any(_WANTS_REQUESTS.search(brief_text(t)) for t in ctx.topics)
-    sentences = await offload(facts, ctx.units, ctx.input_type, keep_requests)
-    if not sentences or not ctx.topics:
+    written_on = [u.at.date() for u in ctx.units]
+    unit_texts = [u.text for u in ctx.units]
+    sourced = await offload(sourced_facts, unit_texts, ctx.input_type, keep_requests, written_on)
+    if not sourced or not ctx.topics:
         return Response(memories=[])
+    sentences = [s for s, _ in sourced]
+    source: dict[str, list[int]] = {}
+    for sentence, index in sourced:
+        source.setdefault(sentence, []).append(index)
     current = {t.name: split_sentences(t.current) for t in ctx.topics if t.is_bounded}
     texts = [brief_text(t) for t in ctx.topics] + sentences
     vectors = await Vectors.of(embedder, texts + [s for c in current.values() for s in c])
-    return await offload(_decide, ctx, sentences, current, vectors, tuning)
+    return await offload(_decide, ctx, sentences, source, current, vectors, tuning)
 
 
 def _decide(
     ctx: Context,
     sentences: list[str],
+    source: dict[str, list[int]],
     current: dict[str, list[str]],
     vectors: Vectors,
     tuning: ExtractTuning,
 ) -> Response:
     free = [t for t in ctx.topics if not t.is_bounded]
-    memories = _free_memories(vectors, sentences, free, tuning)
+    memories = [
+        m.model_copy(update={"evidence": source[m.content]})
+        for m in _free_memories(vectors, sentences, free, tuning)
+    ]
     chosen = _bounded_choices(vectors, sentences, ctx, tuning)
     for topic in (t for t in ctx.topics if t.is_bounded):
         merged = _merge_bounded(vectors, current[topic.name], chosen[topic.name], tuning)
         if merged:
-            memories.append(ExtractedMemory(topic=topic.name, content=merged))
+            evidence = sorted({i for s in chosen[topic.name] for i in source[s]})
+            memories.append(ExtractedMemory(topic=topic.name, content=merged, evidence=evidence))
     return Response(memories=memories)
 
 

@@ -8,7 +8,10 @@ called Rex." and drop questions, greetings, small talk and short fragments.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from datetime import date
 
+from mnemo.llm.offline.dates import resolve_relative_dates
 from mnemo.llm.offline.verbs import ADVERBS, third_person
 
 MIN_WORDS = 3
@@ -50,18 +53,19 @@ _REQUEST_START = re.compile(
 )
 
 
-def user_texts(units: list[str], input_type: str) -> list[str]:
-    """The user's own text: user-role lines of a conversation, or every plain string."""
+def user_texts(units: list[str], input_type: str) -> list[tuple[int, str]]:
+    """The user's own text with its unit's index: user-role lines of a conversation, or
+    every plain string."""
     if input_type != "conversation":
-        return [u for u in units if u.strip()]
+        return [(i, u) for i, u in enumerate(units) if u.strip()]
     out = []
-    for unit in units:
+    for index, unit in enumerate(units):
         role, sep, content = unit.partition(":")
         if sep and role.strip().lower() in _CONVERSATION_ROLES:
             if role.strip().lower() == "user":
-                out.append(content)
+                out.append((index, content))
         else:
-            out.append(unit)  # no role prefix: treat as the user's own text
+            out.append((index, unit))  # no role prefix: treat as the user's own text
     return out
 
 
@@ -95,13 +99,26 @@ def is_noise(sentence: str, keep_requests: bool = False) -> bool:
 
 def facts(units: list[str], input_type: str, keep_requests: bool = False) -> list[str]:
     """Every candidate fact of one input, rewritten as "User ..." sentences, in order."""
+    return [fact for fact, _ in sourced_facts(units, input_type, keep_requests)]
+
+
+def sourced_facts(
+    units: list[str],
+    input_type: str,
+    keep_requests: bool = False,
+    written_on: Sequence[date] | None = None,
+) -> list[tuple[str, int]]:
+    """`facts`, each with the index of the unit it came from. With `written_on` (each
+    unit's date), relative dates are resolved against the date of their own unit."""
     out = []
-    for text in user_texts(units, input_type):
+    for index, text in user_texts(units, input_type):
         for raw in split_sentences(text):
             for clause in _CLAUSE_SPLIT.split(strip_preamble(raw)):
                 fact = _fact(clause, keep_requests)
+                if fact and written_on is not None:
+                    fact = resolve_relative_dates(fact, written_on[index])
                 if fact:
-                    out.append(fact)
+                    out.append((fact, index))
     return out
 
 

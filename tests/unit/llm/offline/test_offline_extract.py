@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 
 import pytest
 
@@ -23,8 +24,15 @@ def _llm() -> OfflineLLM:
     return OfflineLLM(HashEmbedder(), bounded_threshold=0.2)
 
 
+WRITTEN = datetime(2025, 3, 10, 14, 0, tzinfo=UTC)  # a Monday
+
+
+def dated(units: list[str], at: datetime = WRITTEN) -> list[extract.DatedUnit]:
+    return [extract.DatedUnit(text=u, at=at) for u in units]
+
+
 def _context(topics: list[extract.TopicBrief], units: list[str]) -> extract.Context:
-    return extract.Context(topics=topics, input_type="string", units=units)
+    return extract.Context(topics=topics, input_type="string", units=dated(units))
 
 
 async def test_label_is_honest() -> None:
@@ -50,7 +58,7 @@ async def test_questions_and_greetings_give_no_memories() -> None:
     context = extract.Context(
         topics=[FOOD],
         input_type="conversation",
-        units=["user: Hi!", "user: What should I cook tonight?", "assistant: I love pasta."],
+        units=dated(["user: Hi!", "user: What should I cook tonight?", "assistant: I love pasta."]),
     )
     answer = await _llm().complete(extract.PROMPT, context)
     assert answer.memories == []
@@ -129,3 +137,17 @@ async def test_warns_once_that_it_is_not_a_language_model(
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
     assert "not a language model" in warnings[0].getMessage()
+
+
+async def test_relative_dates_resolve_against_their_own_message_and_cite_it() -> None:
+    """Two messages written days apart: each "yesterday" is the day before its own message,
+    and each memory cites the message it came from (its evidence)."""
+    units = dated(["user: I went hiking yesterday."]) + dated(
+        ["assistant: Great!", "user: I cooked paella yesterday."], datetime(2025, 3, 14, tzinfo=UTC)
+    )
+    context = extract.Context(topics=[FOOD, TRAVEL], input_type="conversation", units=units)
+    answer = await _llm().complete(extract.PROMPT, context)
+    assert sorted((m.content, m.evidence) for m in answer.memories) == [
+        ("User cooked paella on 2025-03-13.", [2]),
+        ("User went hiking on 2025-03-09.", [0]),
+    ]

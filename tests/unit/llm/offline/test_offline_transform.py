@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.llm.offline import OfflineLLM
 from mnemo.prompts import transform
-from mnemo.prompts.extract import ExtractedMemory, TopicBrief
+from mnemo.prompts.extract import TopicBrief
 
 EXPERIENCE = TopicBrief(name="experience", description="A reusable lesson.")
 NEEDS_FEEDBACK = "Combine them into ONE experience. Write nothing if there is no feedback."
@@ -15,7 +17,7 @@ def _context(items: list[tuple[str, str]], instructions: str = NEEDS_FEEDBACK):
     return transform.Context(
         instructions=instructions,
         output_topics=[EXPERIENCE],
-        items=[ExtractedMemory(topic=t, content=c) for t, c in items],
+        items=[transform.Item(topic=t, content=c) for t, c in items],
     )
 
 
@@ -52,3 +54,23 @@ async def test_generic_batch_is_joined_into_one_memory() -> None:
     )
     answer = await OfflineLLM(HashEmbedder()).complete(transform.PROMPT, context)
     assert [m.content for m in answer.memories] == ["User wrote a report; User went for a run."]
+
+
+async def test_a_dated_rollup_starts_with_the_day_its_items_happened() -> None:
+    day = TopicBrief(name="DailyActivity", description="One summary of a day.")
+    items = [
+        transform.Item(topic="Activity", content="Wrote the report.",
+                       event_time=datetime(2026, 2, 2, 9, tzinfo=UTC)),
+        transform.Item(topic="Activity", content="Fixed the bike.",
+                       event_time=datetime(2026, 2, 2, 17, tzinfo=UTC)),
+    ]  # fmt: skip
+    context = transform.Context(
+        instructions="Summarize the day; start with the date.", output_topics=[day], items=items
+    )
+    answer = await OfflineLLM(HashEmbedder()).complete(transform.PROMPT, context)
+    assert [m.content for m in answer.memories] == ["2026-02-02: Wrote the report; Fixed the bike."]
+    spread = transform.Context(
+        instructions="Summarize by date.", output_topics=[day, EXPERIENCE], items=items[:1]
+    )
+    [memory] = (await OfflineLLM(HashEmbedder()).complete(transform.PROMPT, spread)).memories
+    assert memory.content.startswith("2026-02-02: ") and memory.evidence == [0]
