@@ -13,9 +13,9 @@ from mnemo.events.channels import ChannelKind
 from mnemo.events.codec import decode
 from mnemo.events.raw import RawEvent, derived_run_id
 from mnemo.kafka.app import json_schema, make_app
-from mnemo.kafka.channels import channel_names
-from mnemo.kafka.handler import Incoming, handle
+from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.worker import Stage
 from mnemo.settings import Settings
 from mnemo.stages.extract import Windows, extract_stage
 from mnemo.stages.routing import Emit
@@ -23,8 +23,8 @@ from mnemo.stages.routing import Emit
 SERVICE = "extractor"
 
 
-def create_app(settings: Settings) -> faust.App:
-    app = make_app(SERVICE, settings, [channel_names(settings.kafka).raw])
+def create_app(settings: Settings) -> Stage:
+    app = make_app(SERVICE, settings)
     rt = Runtime(SERVICE, settings, app)
     table = app.Table("windows", partitions=settings.kafka.partitions, schema=json_schema())
     windows = cast(Windows, table)  # a faust table is a changelog-backed MutableMapping
@@ -37,7 +37,6 @@ def create_app(settings: Settings) -> faust.App:
 
     @app.agent(rt.channels[ChannelKind.raw])
     async def extract(stream: faust.StreamT) -> None:
-        async for event in stream.events():
-            await handle(rt, Incoming.of(event), work)
+        await consume(rt, stream, lambda incoming: (work, True))
 
-    return app
+    return Stage(app, rt)

@@ -58,14 +58,16 @@ class Service:
         with urllib.request.urlopen(url, timeout=5) as response:
             return response.read().decode()
 
-    def wait_ready(self, timeout: float = 90) -> None:
-        """Until the worker runs its timers: started, joined, and measuring its lag."""
+    def wait_ready(self, timeout: float = 180) -> None:
+        """Until /healthz answers: dependencies open, group joined, tables recovered."""
         deadline = time.monotonic() + timeout
         while True:
             assert self.proc is not None and self.proc.poll() is None, self.tail()
             try:
-                if "mnemo_kafka_consumer_lag{" in self.metrics():
-                    return
+                url = f"http://127.0.0.1:{self.metrics_port}/healthz"
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status == 200:
+                        return
             except OSError:
                 pass
             assert time.monotonic() < deadline, f"{self.name} is not ready\n{self.tail()}"
