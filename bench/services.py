@@ -43,6 +43,7 @@ class Server:
     key: str
     data_dir: Path
     workers: int
+    pid: int = 0  # the server process (its worker processes are its children)
 
 
 @contextlib.contextmanager
@@ -63,7 +64,7 @@ def mnemo_server(
     args = ["-m", "bench.serve_proc", "--port", str(port), "--data-dir", str(data_dir)]
     proc = spawn([*args, "--key-file", str(key_file)], log, **env)
     try:
-        wait_http(f"http://127.0.0.1:{port}/healthz", proc, 180, log)
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, 600, log)  # a loaded machine
         deadline = time.monotonic() + 30
         while not key_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -73,6 +74,7 @@ def mnemo_server(
             key=key_file.read_text().strip(),
             data_dir=data_dir,
             workers=workers,
+            pid=proc.pid,
         )
     finally:
         stop(proc, timeout=60)

@@ -104,9 +104,11 @@ async def test_replay_reruns_a_group_into_a_fresh_group(cluster: Cluster, projec
     ]
     await wait_all(cluster.engine, project, run_ids, timeout=60)
     await cluster.engine.put_group(project, "kt2", GROUP)
-    new_ids = await replay_group(cluster.ks, "kt", "kt2", project=project)
+    db = cluster.engine.db
+    new_ids = (await replay_group(cluster.ks, db, "kt", "kt2", project=project)).run_ids
     assert len(new_ids) == 3
-    assert await replay_group(cluster.ks, "kt", "kt2", project=project) == new_ids  # idempotent ids
+    again = await replay_group(cluster.ks, db, "kt", "kt2", project=project)
+    assert again.run_ids == new_ids  # idempotent ids
     await wait_all(cluster.engine, project, new_ids, timeout=60)
     from mnemo.domain.requests import ListRequest
 

@@ -1,9 +1,13 @@
 """The Kafka transport: run row in Postgres, raw event on the broker.
 
-`submit` returns only after the broker acknowledged the raw event (acks=all, idempotent
-producer). If producing fails the row is deleted again and the add answers 503: nothing of
-the run remains, as the `RunTransport` contract requires. A retry publishes the claimed
-run's raw event again; if the broker does not take it, the Engine fails the run again.
+`submit` returns once the broker acknowledged the raw event (acks=all, idempotent producer),
+or refuses the add (503) after `produce_timeout_seconds`, however long the outage. The
+producer may still deliver a refused record later (its batch outlives the wait), so the
+refusal is recorded first: the run row is deleted on condition that the extractor has not
+taken the run (`runs.refuse` vs `runs.admit`), and the extractor and `mnemo replay` process
+only gateway records whose row exists. If the extractor took the record first, the add went
+through after all and is answered as accepted. A retry publishes the claimed run's raw event
+again; if the broker does not take it, the Engine fails the run again (same arbitration).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ import asyncio
 import logging
 
 from aiokafka import AIOKafkaProducer
-from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.core.records import RunRecord
@@ -22,7 +25,6 @@ from mnemo.events.raw import RawEvent
 from mnemo.kafka.channels import channel_names, ensure_channels
 from mnemo.settings import KafkaSettings
 from mnemo.store import runs
-from mnemo.store.schema import runs as runs_table
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +74,21 @@ class KafkaTransport:
         try:
             await self._produce(record)
         except Exception as exc:
-            async with self.db.begin() as tx:
-                await tx.execute(delete(runs_table).where(runs_table.c.run_id == record.run_id))
-            log.warning("add %s not acknowledged by the broker: %s", record.run_id, exc)
-            raise TransportUnavailable("the event bus is unavailable; nothing was stored") from exc
+            log.warning("add %s not acknowledged by the broker: %r", record.run_id, exc)
+            try:
+                async with self.db.begin() as tx:
+                    refused = await runs.refuse(tx, record.run_id)
+            except Exception as db_exc:  # the database is gone too: the outcome is unknown
+                raise TransportUnavailable(
+                    f"the event bus did not acknowledge the add and its refusal could not be "
+                    f"recorded ({db_exc.__class__.__name__}); run '{record.run_id}' may still "
+                    "be processed: check GET /v1/runs/{run_id} before adding it again"
+                ) from exc
+            if refused:
+                raise TransportUnavailable(
+                    "the event bus is unavailable; nothing was stored"
+                ) from exc
+            log.info("add %s reached the pipeline after all", record.run_id)
 
     async def stage(self, claim: AsyncConnection, record: RunRecord) -> None:
         """Nothing: the raw event is published once the claim has committed."""
@@ -84,11 +97,21 @@ class KafkaTransport:
         await self._produce(record)
 
     async def _produce(self, record: RunRecord) -> None:
+        """Publish and wait for the acknowledgement, `produce_timeout_seconds` at most. The
+        wait ends on time even if the producer is slow to give the send up (`wait_for`
+        would wait for the cancellation to finish); the refusal covers a late delivery."""
         if self._producer is None:
             raise ConnectionError("the Kafka producer is not running")
-        await asyncio.wait_for(
+        send = asyncio.ensure_future(
             self._producer.send_and_wait(
                 self.raw_topic, encode(raw_event(record)), key=record.scope_key.encode()
-            ),
-            self.ks.produce_timeout_seconds,
+            )
         )
+        done, _ = await asyncio.wait({send}, timeout=self.ks.produce_timeout_seconds)
+        if not done:
+            send.cancel()
+            send.add_done_callback(lambda t: t.cancelled() or t.exception())
+            raise TimeoutError(
+                f"the broker did not acknowledge within {self.ks.produce_timeout_seconds:g} s"
+            )
+        send.result()

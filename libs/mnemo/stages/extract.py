@@ -67,11 +67,17 @@ def _entries(stored: list[dict[str, Any]] | None) -> list[WindowEntry]:
 async def admit(
     deps: Deps, groups: GroupCache, event: RawEvent, run_id: str
 ) -> tuple[GroupConfig, RunRecord] | None:
-    """The group and run of a raw add; the run's row is created if an outside producer
-    sent it (failed, with the reason, if the add is refused)."""
-    async with deps.db.connect() as conn:
-        existing = await runs.raw(conn, run_id)
-    if existing is not None:
+    """The group and run of a raw add, taken by the pipeline (`runs.admit`); the run's row
+    is created if an outside producer sent it (failed, with the reason, if the pipeline
+    refuses the add). None for a record not to process: its run completed (a redelivery),
+    the gateway refused the add (no row), or the Engine gave up on its retry."""
+    now = deps.clock.now()
+    async with deps.db.begin() as tx:
+        existing = await runs.admit(tx, run_id, now)
+    if existing is runs.Admission.withdrawn:
+        log.warning("run %s: its retry was refused (503); dropping its record", run_id)
+        return None
+    if not isinstance(existing, runs.Admission):
         if existing["status"] == RunState.completed.value:
             return None
         run = RunRecord.from_row(existing)
@@ -84,12 +90,13 @@ async def admit(
         group = await groups.get(event.project, event.group)
         check_add(group, _request(event))
     except Exception as exc:
+        refused = _record(event, run_id, group, deps, describe(exc))
         async with deps.db.begin() as tx:
-            await runs.ensure(tx, _record(event, run_id, group, deps, describe(exc)).to_row())
+            await runs.ensure(tx, {**refused.to_row(), "admitted_at": now})
         raise
     run = _record(event, run_id, group, deps)
     async with deps.db.begin() as tx:
-        await runs.ensure(tx, run.to_row())
+        await runs.ensure(tx, {**run.to_row(), "admitted_at": now})
     return group, run
 
 

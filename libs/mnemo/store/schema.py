@@ -68,6 +68,9 @@ runs = Table(
     Column("committed_operations", JSONB),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # When the pipeline took the run's queued record; NULL while only queued (Kafka mode:
+    # the gateway may refuse the add until then; see migration 0006).
+    Column("admitted_at", DateTime(timezone=True)),
     Index("runs_project_user", "project", "user_id"),
     Index("runs_project_created", "project", "created_at", "run_id"),
 )
