@@ -58,3 +58,8 @@ class RunTransport(Protocol):
     async def stop(self) -> None:
         """Stop what `start` started; idempotent."""
         ...
+
+    async def unavailable(self) -> str | None:
+        """None while the queue can take runs; else why not, for readiness (`/readyz`). A
+        queue in the database says None: the database is checked on its own."""
+        ...

@@ -51,6 +51,9 @@ class EmbeddedTransport:
         )
         self._listener = asyncio.create_task(self.bus.listen(self.database_url))
 
+    async def unavailable(self) -> str | None:
+        return None  # the bus is the database, which /readyz checks itself
+
     async def stop(self) -> None:
         self._stop.set()
         if self.workers is not None:

@@ -12,7 +12,7 @@ Outside producers may publish conversation events here directly, without the gat
         "input": {"conversation": {"messages": [{"role": "user", "content": "..."}]}},
         "root": null,                      # optional: start at this step id
         "run_id": null,                    # optional: omit and the extractor derives one
-        "created_at": "2026-01-01T00:00:00Z"   # optional
+        "created_at": "2026-01-01T00:00:00Z"   # optional: when the event happened
       }                                    # ("origin" is the gateway's; leave it out)
     key: the scope key, `RawEvent.scope_key_for(scope_property_keys)` (any stable key per scope
          keeps order; the scope key also keeps the same partition as gateway adds).
@@ -20,7 +20,8 @@ Outside producers may publish conversation events here directly, without the gat
 `input` is the Engram v1 add input: exactly one of `string`, `conversation` or
 `pre_extracted`. A record without `run_id` gets a deterministic one from its topic,
 partition and offset, so a redelivery never makes a second run; the extractor creates its
-run row the first time it sees it, and `GET /v1/runs/{run_id}` tracks it like any add.
+run row the first time it sees it (its `created_at` is that admission time, as for an add
+through the gateway), and `GET /v1/runs/{run_id}` tracks it like any add.
 Invalid records go to the DLQ with their error (and their run, if any, is marked failed).
 """
 

@@ -23,6 +23,7 @@ from mnemo.core.transport import TransportUnavailable
 from mnemo.events.codec import encode
 from mnemo.events.raw import RawEvent
 from mnemo.kafka.channels import channel_names, ensure_channels
+from mnemo.kafka.lag import LagMonitor, stage_groups
 from mnemo.settings import KafkaSettings
 from mnemo.store import runs
 
@@ -50,9 +51,12 @@ class KafkaTransport:
         self.db = db
         self.raw_topic = channel_names(ks).raw
         self._producer: AIOKafkaProducer | None = None
+        self._lag = LagMonitor(ks.bootstrap_servers, stage_groups(ks))
+        self._lag_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Connect the producer (the channels' topics are created if missing)."""
+        """Connect the producer (the channels' topics are created if missing) and start
+        measuring every stage's consumer lag (`mnemo.kafka.lag`)."""
         await ensure_channels(self.ks)
         producer = AIOKafkaProducer(
             bootstrap_servers=self.ks.bootstrap_servers,
@@ -62,11 +66,28 @@ class KafkaTransport:
         )
         await producer.start()
         self._producer = producer
+        self._lag_task = asyncio.create_task(self._lag.run(self.ks.lag_interval_seconds))
 
     async def stop(self) -> None:
+        if self._lag_task is not None:
+            self._lag_task.cancel()
+            await asyncio.gather(self._lag_task, return_exceptions=True)
+            self._lag_task = None
+            await self._lag.close()
         if self._producer is not None:
             await self._producer.stop()
             self._producer = None
+
+    async def unavailable(self, timeout: float = 2.0) -> str | None:
+        """None when the broker answers a metadata request within `timeout` seconds, else
+        why not (for a readiness check)."""
+        if self._producer is None:
+            return "the Kafka producer is not running"
+        try:
+            await asyncio.wait_for(self._producer.client.fetch_all_metadata(), timeout)
+        except Exception as exc:
+            return f"the Kafka broker is unreachable ({exc.__class__.__name__}: {exc})"
+        return None
 
     async def submit(self, record: RunRecord) -> None:
         async with self.db.begin() as tx:

@@ -113,7 +113,9 @@ def _request(event: RawEvent) -> AddRequest:
 def _record(
     event: RawEvent, run_id: str, group: GroupConfig | None, deps: Deps, error: str | None = None
 ) -> RunRecord:
-    """The run an add through the gateway would have had (refused: failed with `error`)."""
+    """The run an add through the gateway would have had (refused: failed with `error`).
+    Its `created_at` is when the pipeline admitted it, as for a gateway add (run latency
+    counts from there); the event's own `created_at` is event time, not the run's."""
     return RunRecord.new(
         run_id=run_id,
         project=event.project,
@@ -124,6 +126,5 @@ def _record(
         properties=event.properties,
         root=event.root,
         now=deps.clock.now(),
-        created_at=event.created_at,
         error=error,
     )

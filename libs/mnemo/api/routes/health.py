@@ -29,16 +29,18 @@ async def healthz() -> Health:
 @router.get(
     "/readyz",
     response_model=Health,
-    responses={503: {"description": "DB unreachable"}},
+    responses={503: {"description": "DB or the pipeline's queue (Kafka broker) unreachable"}},
     tags=["mnemo extensions"],
 )
 async def readyz(engine: EngineDep) -> Health | Response:
-    """The database answers."""
+    """The database answers, and so does the pipeline's queue (the broker, distributed)."""
     try:
         async with engine.db.connect() as conn:
             await conn.execute(text("SELECT 1"))
     except Exception as exc:  # any failure means "not ready"
         return problem_response(503, f"database unreachable: {type(exc).__name__}")
+    if (reason := await engine.transport.unavailable()) is not None:
+        return problem_response(503, reason)
     return Health(status="ready")
 
 
