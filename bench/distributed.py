@@ -62,7 +62,10 @@ def measure(server: Server, runs: int, database_url: str, roots: list[int]) -> M
 def kafka_broker(work: Path) -> Iterator[tuple[str, int]]:
     """A broker of our own (deploy/kafka/kafka.sh) on a free port: (bootstrap, pid)."""
     port, data = free_port(), work / "kafka"
-    env = child_env(KAFKA_PORT=str(port), KAFKA_DATA_DIR=str(data), PYTHON=sys.executable)
+    env = child_env(
+        KAFKA_PORT=str(port), KAFKA_DATA_DIR=str(data), PYTHON=sys.executable,
+        KAFKA_READY_TIMEOUT="300",
+    )  # fmt: skip
     run = ["bash", str(KAFKA_SH)]
     subprocess.run([*run, "up"], env=env, check=True, timeout=300, capture_output=True)
     try:
