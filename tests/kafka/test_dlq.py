@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from aiokafka import AIOKafkaProducer
+from typer.testing import CliRunner
 
+from mnemo.cli.main import app
 from mnemo.domain.memory import RunState
 from mnemo.kafka.channels import channel_names
 from mnemo.kafka.dlqops import list_dlq, replay_dlq
@@ -49,12 +52,47 @@ async def test_llm_retries_exhausted_fail_the_run_and_a_replay_completes_it(
     assert failed.error and "500" in failed.error
     [entry] = await dlq_with(cluster, lambda r: run.run_id in r.run_ids)
     assert entry.record.reason == "llm"
-    replayed = await replay_dlq(cluster.ks)
+    replayed = (await replay_dlq(cluster.ks)).replayed
     assert run.run_id in {r for e in replayed for r in e.record.run_ids}
     await wait_all(cluster.engine, project, [run.run_id], timeout=60)
     assert (await cluster.engine.get_run(project, run.run_id)).status == RunState.completed
     assert [m.content for m in await memories(cluster.engine, project, "poison")] == [
         "User said: I will fail once"
     ]
-    again = await replay_dlq(cluster.ks)  # only entries added since (the junk, dead again)
-    assert {e.offset for e in again}.isdisjoint({e.offset for e in replayed})
+    again = await replay_dlq(cluster.ks)  # only entries added since
+    assert {e.offset for e in again.replayed}.isdisjoint({e.offset for e in replayed})
+
+
+async def test_replay_all_does_not_re_drive_a_record_that_failed_again(cluster: Cluster) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.bootstrap_servers, acks="all")
+    await producer.start()
+    try:
+        await producer.send_and_wait(channel_names(cluster.ks).raw, b"{still bad", key=b"bad")
+    finally:
+        await producer.stop()
+    [entry] = await dlq_with(cluster, lambda r: r.payload == "{still bad" and not r.replay_of)
+    first = await replay_dlq(cluster.ks)
+    assert entry.offset in {e.offset for e in first.replayed}
+    marker = f"{entry.partition}:{entry.offset}"
+    [again] = await dlq_with(cluster, lambda r: r.replay_of == marker)
+    second = await replay_dlq(cluster.ks)  # "all": the record that failed again is skipped
+    assert again.offset in {e.offset for e in second.skipped}
+    assert again.offset not in {e.offset for e in second.replayed}
+    assert again.offset not in {e.offset for e in (await replay_dlq(cluster.ks)).skipped}
+    named = await replay_dlq(cluster.ks, [again.offset])  # named: replayed all the same
+    assert [e.offset for e in named.replayed] == [again.offset]
+
+
+async def test_dlq_list_json_names_the_offset_replay_takes(cluster: Cluster) -> None:
+    [entry, *_] = await dlq_with(cluster, lambda r: True)
+    env = {"MNEMO_KAFKA_BOOTSTRAP_SERVERS": cluster.ks.bootstrap_servers,
+           "MNEMO_KAFKA_TOPIC_PREFIX": cluster.ks.topic_prefix}  # fmt: skip
+    result = await asyncio.to_thread(CliRunner().invoke, app, ["dlq", "list", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    listed = [json.loads(line) for line in result.stdout.splitlines()]
+    first = next(e for e in listed if e["dlq_offset"] == entry.offset)
+    assert first["dlq_partition"] == entry.partition
+    assert (first["source_partition"], first["source_offset"]) == (
+        entry.record.partition, entry.record.offset,
+    )  # fmt: skip
+    assert "offset" not in first

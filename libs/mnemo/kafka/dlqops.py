@@ -2,8 +2,11 @@
 
 Replay publishes a `running` status for the record's runs (reopening them if they failed;
 keyed like the record, so it precedes any new failure on the same status partition), then
-the original payload to its source topic with its original key. Entries already replayed
-are remembered as the committed offset of the `{prefix}-dlq-replay` consumer group.
+the original payload to its source topic with its original key and a `mnemo-replay-of`
+header naming the DLQ entry. Entries already replayed are remembered as the committed
+offset of the `{prefix}-dlq-replay` consumer group. A record that fails again after a
+replay comes back as a new entry marked `replay_of`: replaying "all" skips those (and says
+so), so a bad record is not re-driven into the DLQ on every run; `--offset` replays one.
 """
 
 from __future__ import annotations
@@ -25,12 +28,20 @@ from mnemo.kafka.channels import channel_names
 from mnemo.kafka.reader import producer, read_topic
 from mnemo.settings import KafkaSettings
 
+REPLAY_HEADER = "mnemo-replay-of"
+
 
 @dataclass(frozen=True)
 class DlqEntry:
-    partition: int
+    partition: int  # in the DLQ topic (the record's own partition/offset are its source's)
     offset: int
     record: DlqRecord
+
+
+@dataclass(frozen=True)
+class DlqReplay:
+    replayed: list[DlqEntry]
+    skipped: list[DlqEntry]  # failed again after a replay: only replayed when named
 
 
 def replay_group(ks: KafkaSettings) -> str:
@@ -45,21 +56,25 @@ async def list_dlq(ks: KafkaSettings, start: dict[int, int] | None = None) -> li
     return out
 
 
-async def replay_dlq(ks: KafkaSettings, offsets: list[int] | None = None) -> list[DlqEntry]:
-    """Re-drive the given DLQ offsets, or every entry not replayed before. Returns them."""
+async def replay_dlq(ks: KafkaSettings, offsets: list[int] | None = None) -> DlqReplay:
+    """Re-drive the given DLQ offsets, or every entry not replayed before except those
+    that already failed again after a replay (skipped, and listed)."""
     admin = AIOKafkaAdminClient(bootstrap_servers=ks.bootstrap_servers)
     await admin.start()
     try:
         done = await admin.list_consumer_group_offsets(replay_group(ks))
         start = {tp.partition: meta.offset for tp, meta in done.items() if meta.offset >= 0}
+        skipped: list[DlqEntry] = []
         if offsets is not None:
             entries = [e for e in await list_dlq(ks) if e.offset in set(offsets)]
         else:
-            entries = await list_dlq(ks, start)
+            unseen = await list_dlq(ks, start)
+            entries = [e for e in unseen if e.record.replay_of is None]
+            skipped = [e for e in unseen if e.record.replay_of is not None]
         await _republish(ks, entries)
-        if offsets is None and entries:
-            await _remember(ks, entries)
-        return entries
+        if offsets is None and (entries or skipped):
+            await _remember(ks, [*entries, *skipped])
+        return DlqReplay(entries, skipped)
     finally:
         await admin.close()
 
@@ -112,6 +127,7 @@ async def _republish(ks: KafkaSettings, entries: list[DlqEntry]) -> None:
                     service="dlq-replay",
                 )
                 await p.send_and_wait(names.name(ChannelKind.status), encode(status), key=key)
-            await p.send_and_wait(r.source_topic, _payload(r), key=key or None)
+            marker = [(REPLAY_HEADER, f"{entry.partition}:{entry.offset}".encode())]
+            await p.send_and_wait(r.source_topic, _payload(r), key=key or None, headers=marker)
     finally:
         await p.stop()

@@ -22,6 +22,7 @@ from mnemo.core.failures import Backoff, describe, is_transient
 from mnemo.domain.memory import RunState
 from mnemo.events.channels import ChannelKind
 from mnemo.kafka import metrics as kmetrics
+from mnemo.kafka.dlqops import REPLAY_HEADER
 from mnemo.kafka.lanes import Lanes
 from mnemo.kafka.runtime import Runtime
 from mnemo.stages.failures import dead_letter
@@ -44,12 +45,16 @@ class Incoming:
     value: bytes | None
     run_ids: list[str] = field(default_factory=list)
     scope_key: str | None = None
+    replay_of: str | None = None  # set on a record `mnemo dlq replay` re-published
 
     @classmethod
     def of(cls, event: Any) -> Incoming:
         m = event.message
         key = m.key.decode("utf-8", errors="replace") if m.key is not None else None
-        return cls(m.topic, m.partition, m.offset, key, m.value)
+        headers = m.headers.items() if isinstance(m.headers, dict) else (m.headers or [])
+        replay_of = next((v for k, v in headers if k == REPLAY_HEADER), None)
+        return cls(m.topic, m.partition, m.offset, key, m.value,
+                   replay_of=replay_of.decode() if replay_of else None)  # fmt: skip
 
 
 Work = Callable[[Incoming], Awaitable[list[Emit]]]
@@ -114,6 +119,7 @@ async def _dead_letter(rt: Runtime, incoming: Incoming, exc: Exception) -> None:
         run_ids=incoming.run_ids,
         scope_key=incoming.scope_key,
         now=rt.clock.now(),
+        replay_of=incoming.replay_of,
     )
     log.warning(
         "%s: dead-lettered %s[%d]@%d (runs %s): %s",
