@@ -137,7 +137,9 @@ def run(table: Table, work: Path, llm: LLMProc, quick: bool, workers: int) -> No
     runs = 500 if quick else 1500
     table.add(SECTION, "setup", f"{SCOPES} scopes, {runs} runs, fake LLM 200 ms/call, "
               f"{PARTITIONS} partitions, {workers} in flight per process")  # fmt: skip
-    with mnemo_server(work, "dist-embedded", llm, workers) as server:
+    # Not niced, like the stage services: both modes get the same share of a busy machine.
+    plain = {"MNEMO_WORKER_NICE": "0"}
+    with mnemo_server(work, "dist-embedded", llm, workers, extra_env=plain) as server:
         roots = [server.pid, postmaster_pid(server.data_dir / "pg") or 0]
         from bench.services import postgres_url
 

@@ -48,7 +48,12 @@ class Server:
 
 @contextlib.contextmanager
 def mnemo_server(
-    work: Path, name: str, llm: LLMProc | None, workers: int, max_connections: int = 400
+    work: Path,
+    name: str,
+    llm: LLMProc | None,
+    workers: int,
+    max_connections: int = 400,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[Server]:
     """`mnemo serve` equivalent (bench.serve_proc) on loopback with embedded Postgres."""
     port = free_port()
@@ -56,7 +61,7 @@ def mnemo_server(
     key_file = work / f"{name}.key"
     key_file.unlink(missing_ok=True)
     log = work / f"{name}.log"
-    env = {"MNEMO_WORKERS": str(workers)}
+    env = {"MNEMO_WORKERS": str(workers), **(extra_env or {})}
     if llm is not None:
         env.update(MNEMO_LLM_BASE_URL=llm.url, MNEMO_LLM_API_KEY="bench", MNEMO_LLM_MODEL="fake")
     if not (data_dir / "pg" / "PG_VERSION").exists():
