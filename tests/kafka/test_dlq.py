@@ -29,13 +29,17 @@ async def dlq_with(cluster: Cluster, predicate, timeout: float = 60):  # type: i
         await asyncio.sleep(0.5)
 
 
-async def test_invalid_payload_is_dead_lettered(cluster: Cluster) -> None:
+async def publish_raw(cluster: Cluster, value: bytes, key: bytes) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.bootstrap_servers, acks="all")
     await producer.start()
     try:
-        await producer.send_and_wait(channel_names(cluster.ks).raw, b"{not json", key=b"junk")
+        await producer.send_and_wait(channel_names(cluster.ks).raw, value, key=key)
     finally:
         await producer.stop()
+
+
+async def test_invalid_payload_is_dead_lettered(cluster: Cluster) -> None:
+    await publish_raw(cluster, b"{not json", b"junk")
     [entry] = await dlq_with(cluster, lambda r: r.payload == "{not json")
     assert entry.record.reason == "invalid_payload"
     assert entry.record.service == "extractor"
@@ -64,12 +68,7 @@ async def test_llm_retries_exhausted_fail_the_run_and_a_replay_completes_it(
 
 
 async def test_replay_all_does_not_re_drive_a_record_that_failed_again(cluster: Cluster) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.bootstrap_servers, acks="all")
-    await producer.start()
-    try:
-        await producer.send_and_wait(channel_names(cluster.ks).raw, b"{still bad", key=b"bad")
-    finally:
-        await producer.stop()
+    await publish_raw(cluster, b"{still bad", b"bad")
     [entry] = await dlq_with(cluster, lambda r: r.payload == "{still bad" and not r.replay_of)
     first = await replay_dlq(cluster.ks)
     assert entry.offset in {e.offset for e in first.replayed}
