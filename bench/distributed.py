@@ -27,7 +27,7 @@ from pathlib import Path
 from bench.common import ROOT, Table, child_env, free_port, spawn, stop, wait_http
 from bench.cpu import postmaster_pid, tree_cpu_seconds
 from bench.pipeline import burst, drain
-from bench.services import LLMProc, Server, mnemo_server, prepare_postgres
+from bench.services import LLMProc, Server, mnemo_server, postgres_url, prepare_postgres
 
 SECTION = "6 distributed"
 SCOPES = 200
@@ -44,18 +44,24 @@ class Measured:
     rate: float
     cores: float
     core_ms_per_run: float
+    by_part: dict[str, float]  # core-ms per run of each part (server, broker, ...)
 
 
-def measure(server: Server, runs: int, database_url: str, roots: list[int]) -> Measured:
-    """Burst `runs` adds over SCOPES users, wait until all are terminal; CPU of `roots`."""
-    cpu_before, started = tree_cpu_seconds(roots), time.monotonic()
+def measure(server: Server, runs: int, database_url: str, parts: dict[str, list[int]]) -> Measured:
+    """Burst `runs` adds over SCOPES users, wait until all are terminal; the CPU of each
+    part's process trees (`parts`: name -> root pids) over the burst."""
+    before = {name: tree_cpu_seconds(pids) for name, pids in parts.items()}
+    started = time.monotonic()
     asyncio.run(burst(server, SCOPES, runs))
     rows, failed = drain(database_url, runs, timeout=max(180.0, runs / 3))
-    cpu, wall = tree_cpu_seconds(roots) - cpu_before, time.monotonic() - started
+    wall = time.monotonic() - started
+    spent = {name: tree_cpu_seconds(pids) - before[name] for name, pids in parts.items()}
+    cpu, done = sum(spent.values()), max(1, len(rows))
     first = min((added for added, _ in rows), default=0.0)
     last = max((committed for _, committed in rows), default=0.0)
     rate = len(rows) / (last - first) if last > first else 0.0
-    return Measured(len(rows), failed, rate, cpu / wall, 1000 * cpu / max(1, len(rows)))
+    by_part = {name: 1000 * seconds / done for name, seconds in spent.items()}
+    return Measured(len(rows), failed, rate, cpu / wall, 1000 * cpu / done, by_part)
 
 
 @contextlib.contextmanager
@@ -92,7 +98,7 @@ def postgres(work: Path) -> Iterator[tuple[object, int]]:
 @contextlib.contextmanager
 def distributed(
     work: Path, llm: LLMProc, bootstrap: str, pg: object, replicas: int, concurrency: int
-) -> Iterator[tuple[Server, str, list[int]]]:
+) -> Iterator[tuple[Server, str, dict[str, list[int]]]]:
     """Gateway + stages, ready (each answers /healthz): (server, database URL, pids)."""
     name = f"dist{replicas}"
     pg.psql(f"CREATE DATABASE {name};")  # type: ignore[attr-defined]
@@ -127,7 +133,11 @@ def distributed(
         for url_, proc, log in health:
             wait_http(url_, proc, 600, log)
         server = Server(f"http://127.0.0.1:{port}", port, "none", work, concurrency)
-        yield server, url, [p.pid for p in procs]
+        names = ["gateway", *(s for s, count in stages for _ in range(count))]
+        by_name: dict[str, list[int]] = {}
+        for name, proc in zip(names, procs, strict=True):
+            by_name.setdefault(name, []).append(proc.pid)
+        yield server, url, by_name
     finally:
         for proc in procs:
             stop(proc, timeout=60)
@@ -140,19 +150,18 @@ def run(table: Table, work: Path, llm: LLMProc, quick: bool, workers: int) -> No
     # Not niced, like the stage services: both modes get the same share of a busy machine.
     plain = {"MNEMO_WORKER_NICE": "0"}
     with mnemo_server(work, "dist-embedded", llm, workers, extra_env=plain) as server:
-        roots = [server.pid, postmaster_pid(server.data_dir / "pg") or 0]
-        from bench.services import postgres_url
-
+        parts = {"server": [server.pid], "postgres": [postmaster_pid(server.data_dir / "pg") or 0]}
         handle, url = postgres_url(server.data_dir)
         try:
-            result = measure(server, runs, url, roots)
+            result = measure(server, runs, url, parts)
         finally:
             handle.cleanup()
     report(table, "embedded (1 worker process)", result)
     with kafka_broker(work) as (bootstrap, broker_pid), postgres(work) as (pg, pg_pid):
         for replicas in REPLICAS:
-            with distributed(work, llm, bootstrap, pg, replicas, workers) as (srv, url, pids):
-                result = measure(srv, runs, url, [*pids, broker_pid, pg_pid])
+            with distributed(work, llm, bootstrap, pg, replicas, workers) as (srv, url, parts):
+                parts = {**parts, "broker": [broker_pid], "postgres": [pg_pid]}
+                result = measure(srv, runs, url, parts)
             report(table, f"distributed, {replicas} extractor + {replicas} committer", result)
 
 
@@ -163,3 +172,5 @@ def report(table: Table, label: str, m: Measured) -> None:
         f"{m.rate:.1f} runs/s ({m.runs} runs, {m.failed} failed)",
         f"CPU {m.cores:.2f} cores busy, {m.core_ms_per_run:.0f} core-ms/run",
     )
+    parts = ", ".join(f"{name} {ms:.0f}" for name, ms in m.by_part.items())
+    table.add(SECTION, f"{label}: core-ms/run by part", parts)

@@ -41,6 +41,9 @@ def make_app(service: str, settings: Settings) -> faust.App:
         broker_heartbeat_interval=min(3.0, ks.session_timeout_seconds / 4),
         broker_commit_interval=1.0,
         producer_acks=-1,
+        # Records produced within 5 ms share a request: less CPU per record for stage and
+        # broker when busy, 5 ms more latency per hop when idle.
+        producer_linger_ms=5,
         # Records a stage reads ahead (its agents hold up to 4x concurrency themselves).
         stream_buffer_maxsize=max(64, ks.concurrency * 4),
         web_enabled=settings.metrics_port > 0,
