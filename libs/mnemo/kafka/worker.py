@@ -28,6 +28,8 @@ class Stage:
 def run_service(create: Callable[[Settings], Stage]) -> None:
     """The `python -m services.<name>` entry point shared by the four stage services."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # One line per LLM request costs CPU on every call; failures are logged by the client.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     settings = Settings()
     loop = asyncio.new_event_loop()  # faust runs on it; the dependencies open on it too
     asyncio.set_event_loop(loop)
