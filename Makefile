@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: help install run test test-unit test-integration test-kafka lint format kafka-up kafka-down \
-        run-distributed bench clean
+        run-distributed bench bench-distributed clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -54,6 +54,9 @@ run-distributed: install ## Broker, gateway and the four stage services as local
 
 bench: install ## Run the benchmarks and print one table of figures
 	$(PY) -m bench.run
+
+bench-distributed: install ## Only the bench's distributed section (Kafka, 1/2/4 replicas, beside embedded)
+	$(PY) -m bench.run --only 6
 
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -43,11 +43,17 @@ class Server:
     key: str
     data_dir: Path
     workers: int
+    pid: int = 0  # the server process (its worker processes are its children)
 
 
 @contextlib.contextmanager
 def mnemo_server(
-    work: Path, name: str, llm: LLMProc | None, workers: int, max_connections: int = 400
+    work: Path,
+    name: str,
+    llm: LLMProc | None,
+    workers: int,
+    max_connections: int = 400,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[Server]:
     """`mnemo serve` equivalent (bench.serve_proc) on loopback with embedded Postgres."""
     port = free_port()
@@ -55,7 +61,7 @@ def mnemo_server(
     key_file = work / f"{name}.key"
     key_file.unlink(missing_ok=True)
     log = work / f"{name}.log"
-    env = {"MNEMO_WORKERS": str(workers)}
+    env = {"MNEMO_WORKERS": str(workers), **(extra_env or {})}
     if llm is not None:
         env.update(MNEMO_LLM_BASE_URL=llm.url, MNEMO_LLM_API_KEY="bench", MNEMO_LLM_MODEL="fake")
     if not (data_dir / "pg" / "PG_VERSION").exists():
@@ -63,7 +69,7 @@ def mnemo_server(
     args = ["-m", "bench.serve_proc", "--port", str(port), "--data-dir", str(data_dir)]
     proc = spawn([*args, "--key-file", str(key_file)], log, **env)
     try:
-        wait_http(f"http://127.0.0.1:{port}/healthz", proc, 180, log)
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, 600, log)  # a loaded machine
         deadline = time.monotonic() + 30
         while not key_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -73,6 +79,7 @@ def mnemo_server(
             key=key_file.read_text().strip(),
             data_dir=data_dir,
             workers=workers,
+            pid=proc.pid,
         )
     finally:
         stop(proc, timeout=60)

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Distributed mode on one machine: the Kafka broker (deploy/kafka), the gateway and the four
-# stage services as separate local processes. Ctrl-C stops everything this script started.
+# stage services as separate local processes, supervised (mnemo.kafka.stack): a stage that
+# crashes is restarted with backoff and reported; one that keeps dying within a minute makes
+# the whole stack stop with a message naming it. Ctrl-C stops everything this script started.
 #
 #   scripts/run-distributed.sh                 # embedded Postgres in $MNEMO_DATA_DIR
 #   DATABASE_URL=postgresql://... scripts/run-distributed.sh
+#   REPLICAS="extractor=2 committer=2" scripts/run-distributed.sh
 #
 # Env: PYTHON (default .venv/bin/python), MNEMO_PORT (gateway, 8080), MNEMO_METRICS_BASE_PORT
-# (stage /metrics on BASE+1..BASE+4, default 9100), KAFKA_DATA_DIR, GATEWAY_MODULE
-# (default mnemo.kafka.gateway), MNEMO_* settings (LLM, partitions, topic prefix, ...).
+# (stage /metrics and /healthz on BASE+1, BASE+2, ... one per replica; default 9100),
+# REPLICAS (STAGE=N ...), KAFKA_PORT, KAFKA_DATA_DIR, GATEWAY_MODULE (default services.gateway),
+# MNEMO_* settings (LLM, partitions, topic prefix, ...).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 cd "$ROOT"
@@ -23,15 +27,17 @@ LOG_DIR="${MNEMO_LOG_DIR:-$MNEMO_DATA_DIR/logs}"
 mkdir -p "$LOG_DIR"
 
 say() { printf '[run-distributed] %s\n' "$*" >&2; }
-PIDS=()
+SUPERVISOR=""
 STARTED_BROKER=0
 EMBEDDED_PG=0
 
 cleanup() {
   trap - INT TERM EXIT
   say "stopping ..."
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [[ -n "$SUPERVISOR" ]]; then  # it stops the gateway and the stages
+    kill -TERM "$SUPERVISOR" 2>/dev/null || true
+    wait "$SUPERVISOR" 2>/dev/null || true
+  fi
   local pg_pid="$MNEMO_DATA_DIR/pg/postmaster.pid"
   if [[ "$EMBEDDED_PG" == 1 && -f "$pg_pid" ]]; then  # it outlives its clients: fast shutdown
     kill -INT "$(head -n1 "$pg_pid")" 2>/dev/null || true
@@ -53,25 +59,14 @@ if [[ -z "${DATABASE_URL:-${MNEMO_DATABASE_URL:-}}" ]]; then
   EMBEDDED_PG=1
 fi
 
-start() {  # start NAME MODULE [ENV=VALUE ...]
-  local name="$1" module="$2"
-  shift 2
-  env "$@" "$PY" -m "$module" >"$LOG_DIR/$name.log" 2>&1 &
-  PIDS+=("$!")
-  say "$name: pid $! (log $LOG_DIR/$name.log)"
-}
-
-start gateway "${GATEWAY_MODULE:-services.gateway}" MNEMO_MODE=distributed
-for _ in $(seq 1 120); do  # the gateway migrates the database before the stages connect
-  curl -fs "http://127.0.0.1:$MNEMO_PORT/healthz" >/dev/null 2>&1 && break
-  sleep 0.5
-done
-i=1
-for stage in extractor buffer transformer committer; do
-  start "$stage" "services.$stage" "MNEMO_METRICS_PORT=$((METRICS_BASE + i))"
-  i=$((i + 1))
-done
-say "gateway http://127.0.0.1:$MNEMO_PORT  metrics :$((METRICS_BASE + 1))-$((METRICS_BASE + 4))"
-say "Ctrl-C stops all"
-wait -n "${PIDS[@]}" || true
-say "a process exited; see $LOG_DIR"
+ARGS=(--log-dir "$LOG_DIR" --port "$MNEMO_PORT" --metrics-base "$METRICS_BASE"
+      --gateway-module "${GATEWAY_MODULE:-services.gateway}")
+for pair in ${REPLICAS:-}; do ARGS+=(--replicas "$pair"); done
+say "gateway http://127.0.0.1:$MNEMO_PORT  stage metrics/healthz from :$((METRICS_BASE + 1))"
+"$PY" -m mnemo.kafka.stack "${ARGS[@]}" &
+SUPERVISOR=$!
+status=0
+wait "$SUPERVISOR" || status=$?
+SUPERVISOR=""
+say "the supervisor exited with status $status; see $LOG_DIR"
+exit "$status"

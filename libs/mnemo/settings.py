@@ -90,6 +90,9 @@ class KafkaSettings(BaseModel):
     group_buffer: str = ""
     group_transformer: str = ""
     group_committer: str = ""
+    # Records a stage service runs at once per consumed channel: different scope keys run
+    # concurrently inside a partition, each key strictly in order.
+    concurrency: int = Field(default=32, ge=1, le=1024)
     # How long an add waits for the broker's acknowledgement before answering 503.
     produce_timeout_seconds: float = Field(default=15.0, gt=0)
     session_timeout_seconds: float = Field(default=10.0, ge=6)

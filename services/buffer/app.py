@@ -1,5 +1,6 @@
 """Buffer: hold extracted items per scope until a trigger fires (`mnemo.stages.buffer`'s
-transitions; on arrival, and for time triggers on the wall clock also on ticks)."""
+transitions; count and topics-present fire on arrival, time triggers on ticks, each tick
+a barrier of its partition since it changes every buffer there)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from mnemo.events.stage import StageEvent
 from mnemo.kafka.app import make_app
 from mnemo.kafka.buffer_table import BufferTable, publish_ticks
 from mnemo.kafka.channels import channel_names
-from mnemo.kafka.handler import Incoming, handle
+from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.worker import Stage
 from mnemo.settings import Settings
 from mnemo.stages import buffer as stage
 from mnemo.stages.erasure import withdrawn_if_erased
@@ -23,10 +25,10 @@ from mnemo.stages.routing import Emit
 SERVICE = "buffer"
 
 
-def create_app(settings: Settings) -> faust.App:
+def create_app(settings: Settings) -> Stage:
     names = channel_names(settings.kafka)
     extracted, ticks = names.name(ChannelKind.extracted), names.name(ChannelKind.ticks)
-    app = make_app(SERVICE, settings, [extracted])
+    app = make_app(SERVICE, settings)
     rt = Runtime(SERVICE, settings, app)
     table = BufferTable.attach(app, rt)
 
@@ -53,9 +55,9 @@ def create_app(settings: Settings) -> faust.App:
 
     @app.agent(app.topic(extracted, ticks, key_serializer="raw", value_serializer="raw"))
     async def buffer(stream: faust.StreamT) -> None:
-        async for event in stream.events():
-            incoming = Incoming.of(event)
-            await handle(rt, incoming, on_tick if incoming.topic == ticks else on_item)
+        await consume(
+            rt, stream, lambda i: (on_tick, False) if i.topic == ticks else (on_item, True)
+        )
 
     publish_ticks(app, rt, ticks, settings.kafka.buffer_tick_seconds)
-    return app
+    return Stage(app, rt)

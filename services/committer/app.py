@@ -10,10 +10,10 @@ from mnemo.events.codec import decode
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
 from mnemo.kafka.app import make_app
-from mnemo.kafka.channels import channel_names
-from mnemo.kafka.handler import Incoming, handle
+from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.sweeps import sweep_retention_periodically
+from mnemo.kafka.worker import Stage
 from mnemo.settings import Settings
 from mnemo.stages.commit import commit_stage
 from mnemo.stages.routing import Emit
@@ -22,10 +22,8 @@ from mnemo.stages.status import apply_status
 SERVICE = "committer"
 
 
-def create_app(settings: Settings) -> faust.App:
-    names = channel_names(settings.kafka)
-    sources = [names.name(ChannelKind.drafts), names.name(ChannelKind.status)]
-    app = make_app(SERVICE, settings, sources)
+def create_app(settings: Settings) -> Stage:
+    app = make_app(SERVICE, settings)
     rt = Runtime(SERVICE, settings, app)
 
     async def commit_work(incoming: Incoming) -> list[Emit]:
@@ -44,12 +42,10 @@ def create_app(settings: Settings) -> faust.App:
 
     @app.agent(rt.channels[ChannelKind.drafts])
     async def commit(stream: faust.StreamT) -> None:
-        async for event in stream.events():
-            await handle(rt, Incoming.of(event), commit_work)
+        await consume(rt, stream, lambda incoming: (commit_work, True))
 
     @app.agent(rt.channels[ChannelKind.status])
     async def status(stream: faust.StreamT) -> None:
-        async for event in stream.events():
-            await handle(rt, Incoming.of(event), status_work)
+        await consume(rt, stream, lambda incoming: (status_work, True))
 
-    return app
+    return Stage(app, rt)

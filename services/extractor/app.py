@@ -15,9 +15,10 @@ from mnemo.events.codec import decode
 from mnemo.events.raw import RawEvent, derived_run_id
 from mnemo.kafka.app import changelog_configs, json_schema, make_app
 from mnemo.kafka.channels import channel_names
-from mnemo.kafka.handler import Incoming, handle
+from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.sweeps import SweepSchedule
+from mnemo.kafka.worker import Stage
 from mnemo.settings import Settings
 from mnemo.stages import windows as sliding
 from mnemo.stages.extract import RawPosition, extract_stage
@@ -26,10 +27,10 @@ from mnemo.stages.routing import Emit
 SERVICE = "extractor"
 
 
-def create_app(settings: Settings) -> faust.App:
+def create_app(settings: Settings) -> Stage:
     names = channel_names(settings.kafka)
     raw, ticks = names.raw, names.name(ChannelKind.ticks)
-    app = make_app(SERVICE, settings, [raw])
+    app = make_app(SERVICE, settings)
     rt = Runtime(SERVICE, settings, app)
     table = app.Table("windows", partitions=settings.kafka.partitions, schema=json_schema(),
                       extra_topic_configs=changelog_configs(settings.kafka))  # fmt: skip
@@ -51,8 +52,8 @@ def create_app(settings: Settings) -> faust.App:
 
     @app.agent(app.topic(raw, ticks, key_serializer="raw", value_serializer="raw"))
     async def extract(stream: faust.StreamT) -> None:
-        async for event in stream.events():
-            incoming = Incoming.of(event)
-            await handle(rt, incoming, on_tick if incoming.topic == ticks else work)
+        # A tick sweeps its whole partition's windows: a barrier between that partition's
+        # records; adds run concurrently across scope keys.
+        await consume(rt, stream, lambda i: (on_tick, False) if i.topic == ticks else (work, True))
 
-    return app
+    return Stage(app, rt)

@@ -8,9 +8,9 @@ from mnemo.events.channels import ChannelKind
 from mnemo.events.codec import decode
 from mnemo.events.stage import StageEvent
 from mnemo.kafka.app import make_app
-from mnemo.kafka.channels import channel_names
-from mnemo.kafka.handler import Incoming, handle
+from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.worker import Stage
 from mnemo.settings import Settings
 from mnemo.stages.routing import Emit
 from mnemo.stages.transform import transform_stage
@@ -18,8 +18,8 @@ from mnemo.stages.transform import transform_stage
 SERVICE = "transformer"
 
 
-def create_app(settings: Settings) -> faust.App:
-    app = make_app(SERVICE, settings, [channel_names(settings.kafka).name(ChannelKind.batches)])
+def create_app(settings: Settings) -> Stage:
+    app = make_app(SERVICE, settings)
     rt = Runtime(SERVICE, settings, app)
 
     async def work(incoming: Incoming) -> list[Emit]:
@@ -29,7 +29,6 @@ def create_app(settings: Settings) -> faust.App:
 
     @app.agent(rt.channels[ChannelKind.batches])
     async def transform(stream: faust.StreamT) -> None:
-        async for event in stream.events():
-            await handle(rt, Incoming.of(event), work)
+        await consume(rt, stream, lambda incoming: (work, True))
 
-    return app
+    return Stage(app, rt)

@@ -94,6 +94,7 @@ async def cluster(
         topic_prefix=kafka_prefix,
         partitions=4,
         produce_timeout_seconds=5,
+        lag_interval_seconds=1,
     )
     settings = Settings(
         database_url=database_url, data_dir=data_dir, embedding_provider="hash",

@@ -30,10 +30,16 @@ class Service:
     metrics_port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
+    replica: int = 1  # a second replica of a stage logs to its own files
+
+    @property
+    def log_name(self) -> str:
+        suffix = f"-{self.replica}" if self.replica > 1 else ""
+        return f"{self.name}{suffix}.{self.starts}.log"
 
     def start(self) -> None:
         self.starts += 1
-        log = open(self.log_dir / f"{self.name}.{self.starts}.log", "wb")
+        log = open(self.log_dir / self.log_name, "wb")
         env = {**self.env, "MNEMO_METRICS_PORT": str(self.metrics_port)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", f"services.{self.name}"],
@@ -59,20 +65,22 @@ class Service:
             return response.read().decode()
 
     def wait_ready(self, timeout: float = 180) -> None:
-        """Until the worker runs its timers: started, joined, and measuring its lag."""
+        """Until /healthz answers: dependencies open, group joined, tables recovered."""
         deadline = time.monotonic() + timeout
         while True:
             assert self.proc is not None and self.proc.poll() is None, self.tail()
             try:
-                if "mnemo_kafka_consumer_lag{" in self.metrics():
-                    return
+                url = f"http://127.0.0.1:{self.metrics_port}/healthz"
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status == 200:
+                        return
             except OSError:
                 pass
             assert time.monotonic() < deadline, f"{self.name} is not ready\n{self.tail()}"
             time.sleep(0.3)
 
     def tail(self, lines: int = 40) -> str:
-        log = self.log_dir / f"{self.name}.{self.starts}.log"
+        log = self.log_dir / self.log_name
         text = log.read_text(errors="replace") if log.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -13,24 +10,12 @@ from sqlalchemy import func, select
 from mnemo.core.readiness import readiness
 from mnemo.domain.requests import InvalidRequest
 from mnemo.store.schema import runs
+from tests.kafka.broker import broker_control, kafka_sh
 from tests.kafka.conftest import Cluster, service_logs
 from tests.kafka.helpers import add, memories, wait_all
 
 pytestmark = pytest.mark.kafka
-KAFKA_SH = Path(__file__).resolve().parents[2] / "deploy" / "kafka" / "kafka.sh"
-
-
-def kafka_sh(command: str) -> None:
-    subprocess.run(["bash", str(KAFKA_SH), command], check=True, timeout=180,
-                   capture_output=True)  # fmt: skip
-
-
-@pytest.fixture
-def broker_control() -> None:
-    if "KAFKA_DATA_DIR" not in os.environ or os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS"):
-        pytest.skip("needs the broker this suite runner started (KAFKA_DATA_DIR exported)")
-    if subprocess.run(["bash", str(KAFKA_SH), "status"], capture_output=True).returncode != 0:
-        pytest.skip("the broker is not one deploy/kafka/kafka.sh manages")
+__all__ = ["broker_control"]  # a fixture
 
 
 async def test_broker_restart_is_survived(

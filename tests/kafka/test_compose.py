@@ -6,6 +6,7 @@ validation runs through compose-go (the library behind it) in deploy/compose-che
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -38,6 +39,21 @@ def test_compose_references_resolve() -> None:
         assert services[stage]["command"][-1] == f"services.{stage}"
         assert services[stage]["deploy"]["replicas"] >= 2
         assert (ROOT / "services" / stage / "__main__.py").exists()
+        # healthy once ready; started only once the gateway (which migrates) is healthy
+        assert "/healthz" in " ".join(services[stage]["healthcheck"]["test"])
+        assert services[stage]["depends_on"]["gateway"]["condition"] == "service_healthy"
+    assert "/readyz" in " ".join(services["gateway"]["healthcheck"]["test"])
+    assert (
+        "mnemo keys create --project default --name " in (ROOT / "docker-compose.yml").read_text()
+    )
+
+
+def test_compose_runs_the_broker_version_the_suite_tests() -> None:
+    doc = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    pom = (ROOT / "deploy" / "kafka" / "pom.xml").read_text()
+    tested = re.search(r"<kafka.version>([^<]+)</kafka.version>", pom)
+    assert tested is not None
+    assert doc["services"]["kafka"]["image"] == f"apache/kafka:{tested.group(1)}"
 
 
 def test_dashboards_and_prometheus_config_load() -> None:

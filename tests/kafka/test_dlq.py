@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from aiokafka import AIOKafkaProducer
+from typer.testing import CliRunner
 
+from mnemo.cli.main import app
 from mnemo.domain.memory import RunState
 from mnemo.kafka.channels import channel_names
 from mnemo.kafka.dlqops import list_dlq, replay_dlq
@@ -26,13 +29,17 @@ async def dlq_with(cluster: Cluster, predicate, timeout: float = 60):  # type: i
         await asyncio.sleep(0.5)
 
 
-async def test_invalid_payload_is_dead_lettered(cluster: Cluster) -> None:
+async def publish_raw(cluster: Cluster, value: bytes, key: bytes) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=cluster.ks.bootstrap_servers, acks="all")
     await producer.start()
     try:
-        await producer.send_and_wait(channel_names(cluster.ks).raw, b"{not json", key=b"junk")
+        await producer.send_and_wait(channel_names(cluster.ks).raw, value, key=key)
     finally:
         await producer.stop()
+
+
+async def test_invalid_payload_is_dead_lettered(cluster: Cluster) -> None:
+    await publish_raw(cluster, b"{not json", b"junk")
     [entry] = await dlq_with(cluster, lambda r: r.payload == "{not json")
     assert entry.record.reason == "invalid_payload"
     assert entry.record.service == "extractor"
@@ -56,5 +63,40 @@ async def test_llm_retries_exhausted_fail_the_run_and_a_replay_completes_it(
     assert [m.content for m in await memories(cluster.engine, project, "poison")] == [
         "User said: I will fail once"
     ]
-    again = (await replay_dlq(cluster.ks, cluster.engine.db)).replayed  # the junk, dead again
-    assert {e.offset for e in again}.isdisjoint({e.offset for e in replayed})
+    again = await replay_dlq(cluster.ks, cluster.engine.db)  # only entries added since
+    assert {e.offset for e in again.replayed}.isdisjoint({e.offset for e in replayed})
+
+
+async def test_replay_all_does_not_re_drive_a_record_that_failed_again(cluster: Cluster) -> None:
+    await publish_raw(cluster, b"{still bad", b"bad")
+    [entry] = await dlq_with(cluster, lambda r: r.payload == "{still bad" and not r.replay_of)
+    first = await replay_dlq(cluster.ks, cluster.engine.db)
+    assert entry.offset in {e.offset for e in first.replayed}
+    marker = f"{entry.partition}:{entry.offset}"
+    [again] = await dlq_with(cluster, lambda r: r.replay_of == marker)
+    second = await replay_dlq(
+        cluster.ks, cluster.engine.db
+    )  # "all": the record that failed again is skipped
+    assert (again.offset, "failed_after_replay") in {(e.offset, r) for e, r in second.skipped}
+    assert again.offset not in {e.offset for e in second.replayed}
+    skipped = (await replay_dlq(cluster.ks, cluster.engine.db)).skipped
+    assert again.offset not in {e.offset for e, _ in skipped}
+    named = await replay_dlq(
+        cluster.ks, cluster.engine.db, [again.offset]
+    )  # named: replayed all the same
+    assert [e.offset for e in named.replayed] == [again.offset]
+
+
+async def test_dlq_list_json_names_the_offset_replay_takes(cluster: Cluster) -> None:
+    [entry, *_] = await dlq_with(cluster, lambda r: True)
+    env = {"MNEMO_KAFKA_BOOTSTRAP_SERVERS": cluster.ks.bootstrap_servers,
+           "MNEMO_KAFKA_TOPIC_PREFIX": cluster.ks.topic_prefix}  # fmt: skip
+    result = await asyncio.to_thread(CliRunner().invoke, app, ["dlq", "list", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    listed = [json.loads(line) for line in result.stdout.splitlines()]
+    first = next(e for e in listed if e["dlq_offset"] == entry.offset)
+    assert first["dlq_partition"] == entry.partition
+    assert (first["source_partition"], first["source_offset"]) == (
+        entry.record.partition, entry.record.offset,
+    )  # fmt: skip
+    assert "offset" not in first

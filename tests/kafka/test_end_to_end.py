@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 import uvicorn
+from prometheus_client.parser import text_string_to_metric_families
 
 from mnemo.api import create_app
 from mnemo.kafka.replayops import replay_group
@@ -63,18 +65,32 @@ async def test_http_add_flows_through_all_four_services(
     assert time.monotonic() - started < 60
 
 
+def run_seconds_sum(cluster: Cluster) -> float:
+    text = cluster.services["committer"].metrics()
+    return sum(
+        s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if s.name == "mnemo_run_seconds_sum"
+    )
+
+
 async def test_outside_producer_event_is_tracked_as_a_run(cluster: Cluster, project: str) -> None:
     event = {
         "project": project,
         "group": "kt",
         "user_id": "outside",
         "input": {"string": {"content": ["I published straight to Kafka"]}},
+        "created_at": "2026-01-01T00:00:00Z",  # event time, long ago: not the run's start
     }
+    published, latency_before = datetime.now(UTC), run_seconds_sum(cluster)
     run_id = await publish_raw(cluster, event, b"outside")
-    await completed_row(cluster.engine, run_id, 60, service_logs(cluster))
+    row = await completed_row(cluster.engine, run_id, 60, service_logs(cluster))
     assert [m.content for m in await memories(cluster.engine, project, "outside")] == [
         "User said: I published straight to Kafka"
     ]
+    assert row["created_at"] >= published - timedelta(seconds=5)  # admitted, not event time
+    assert run_seconds_sum(cluster) - latency_before < 120  # latency from admission
 
 
 async def test_replay_reruns_a_group_into_a_fresh_group(cluster: Cluster, project: str) -> None:

@@ -15,7 +15,8 @@ def replay_command(
     project: str = typer.Option(None, "--project", help="Only this project's adds."),
 ) -> None:
     """Re-run GROUP's adds from the raw topic through INTO's pipeline (distributed mode).
-    Adds of erased users, and adds past the group's raw-input retention, are skipped."""
+    Adds of erased users, adds past the group's raw-input retention, adds the gateway
+    refused and repeated records of one run are skipped, counted by reason."""
     import asyncio
 
     from mnemo.kafka.replayops import ReplayReport, replay_group

@@ -182,8 +182,11 @@ class Engine:
         try:
             await self.transport.publish(claimed[0])
         except Exception as exc:
-            await self._fail_retry(claimed, exc, committed=True)
-            raise TransportUnavailable(f"run '{run_id}' was not retried: {describe(exc)}") from exc
+            if await self._fail_retry(claimed, exc, committed=True):
+                raise TransportUnavailable(
+                    f"run '{run_id}' was not retried: {describe(exc)}"
+                ) from exc
+            log.info("run %s: the retry reached the pipeline after all", run_id)
         return claimed[0].to_run()
 
     async def _not_retried(self, run: Run) -> str:
@@ -199,16 +202,18 @@ class Engine:
 
     async def _fail_retry(
         self, claimed: tuple[RunRecord, str | None], exc: Exception, committed: bool
-    ) -> None:
+    ) -> bool:
+        """Fail the run again with a note. False: the pipeline took the retry meanwhile."""
         record, previous_error = claimed
         try:
             async with self.db.begin() as tx:
-                await runs.fail_retry(
+                return await runs.fail_retry(
                     tx, record.run_id, committed, previous_error, describe(exc, 500),
                     self.deps.clock.now(),
                 )  # fmt: skip
         except Exception as note_exc:  # the database is down too: the claim never committed
             log.warning("run %s: retry failure not recorded (%s)", record.run_id, note_exc)
+            return True
 
     # -- memories -----------------------------------------------------------------------
     async def search(self, project: str, request: SearchRequest) -> list[Memory]:

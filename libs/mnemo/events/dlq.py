@@ -1,7 +1,9 @@
 """The DLQ topic: records a service could not process, with their error.
 
 `payload` is the original record value (text) so `mnemo dlq replay` can re-publish it to
-`source_topic` with `key`. Not keyed by scope: replay order is the DLQ's order.
+`source_topic` with `key`. Not keyed by scope: replay order is the DLQ's order. `partition`
+and `offset` are the failed record's in `source_topic` (not the DLQ's own). `replay_of`
+("partition:offset" in the DLQ) marks a record that failed again after that entry's replay.
 """
 
 from __future__ import annotations
@@ -28,3 +30,4 @@ class DlqRecord(BaseModel):
     error: str
     run_ids: list[str] = Field(default_factory=list)
     failed_at: datetime
+    replay_of: str | None = None

@@ -22,7 +22,8 @@ Outside producers may publish conversation events here directly, without the gat
 that carry no `created_at` of their own (messages may carry theirs); without it they happened
 when the extractor admits the record. The run's own `created_at` is always its admission. A record without `run_id` gets a deterministic one from its topic,
 partition and offset, so a redelivery never makes a second run; the extractor creates its
-run row the first time it sees it, and `GET /v1/runs/{run_id}` tracks it like any add.
+run row the first time it sees it (its `created_at` is that admission time, as for an add
+through the gateway), and `GET /v1/runs/{run_id}` tracks it like any add.
 Invalid records go to the DLQ with their error (and their run, if any, is marked failed).
 """
 

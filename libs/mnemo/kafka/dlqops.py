@@ -2,10 +2,14 @@
 
 Replay publishes a `running` status for the record's runs (reopening them if they failed;
 keyed like the record, so it precedes any new failure on the same status partition), then
-the original payload to its source topic with its original key. Entries already replayed
-are remembered as the committed offset of the `{prefix}-dlq-replay` consumer group.
-Entries whose content is forgotten (an erased user's, raw input past retention) are not
-re-published: they are reported as skipped, and remembered like replayed ones.
+the original payload to its source topic with its original key and a `mnemo-replay-of`
+header naming the DLQ entry. Entries already replayed are remembered as the committed
+offset of the `{prefix}-dlq-replay` consumer group. Entries whose content is forgotten (an
+erased user's, raw input past retention) are not re-published: they are reported as
+skipped, and remembered like replayed ones. A record that fails again after a replay comes
+back as a new entry marked `replay_of`: replaying "all" skips those too (reason
+`failed_after_replay`), so a bad record is not re-driven into the DLQ on every run;
+`--offset` replays one.
 """
 
 from __future__ import annotations
@@ -31,10 +35,12 @@ from mnemo.kafka.forgetting import RawRecordFilter, gone_runs
 from mnemo.kafka.reader import Stored, producer, read_topic
 from mnemo.settings import KafkaSettings
 
+REPLAY_HEADER = "mnemo-replay-of"
+
 
 @dataclass(frozen=True)
 class DlqEntry:
-    partition: int
+    partition: int  # in the DLQ topic (the record's own partition/offset are its source's)
     offset: int
     record: DlqRecord
 
@@ -53,8 +59,9 @@ async def list_dlq(ks: KafkaSettings, start: dict[int, int] | None = None) -> li
 
 @dataclass
 class DlqReplay:
-    """The entries re-driven, and those skipped because what they carry is forgotten
-    (an erased user's, or raw input past retention), with the reason."""
+    """The entries re-driven, and those skipped with the reason: what they carry is
+    forgotten (an erased user's, raw input past retention), or they failed again after a
+    replay (`failed_after_replay`, replayed only when named by offset)."""
 
     replayed: list[DlqEntry] = field(default_factory=list)
     skipped: list[tuple[DlqEntry, str]] = field(default_factory=list)
@@ -69,14 +76,18 @@ async def replay_dlq(
     try:
         done = await admin.list_consumer_group_offsets(replay_group(ks))
         start = {tp.partition: meta.offset for tp, meta in done.items() if meta.offset >= 0}
+        again: list[DlqEntry] = []
         if offsets is not None:
             entries = [e for e in await list_dlq(ks) if e.offset in set(offsets)]
         else:
-            entries = await list_dlq(ks, start)
+            unseen = await list_dlq(ks, start)
+            entries = [e for e in unseen if e.record.replay_of is None]
+            again = [e for e in unseen if e.record.replay_of is not None]
         outcome = await _screen(db, entries)
+        outcome.skipped += [(e, "failed_after_replay") for e in again]
         await _republish(ks, outcome.replayed)
-        if offsets is None and entries:
-            await _remember(ks, entries)
+        if offsets is None and (entries or again):
+            await _remember(ks, [*entries, *again])
         return outcome
     finally:
         await admin.close()
@@ -164,6 +175,7 @@ async def _republish(ks: KafkaSettings, entries: list[DlqEntry]) -> None:
                     service="dlq-replay",
                 )
                 await p.send_and_wait(names.name(ChannelKind.status), encode(status), key=key)
-            await p.send_and_wait(r.source_topic, _payload(r), key=key or None)
+            marker = [(REPLAY_HEADER, f"{entry.partition}:{entry.offset}".encode())]
+            await p.send_and_wait(r.source_topic, _payload(r), key=key or None, headers=marker)
     finally:
         await p.stop()

@@ -1,10 +1,13 @@
-"""Processing one consumed record: at-least-once, with transient retries and a DLQ.
+"""Processing consumed records: at-least-once, with transient retries and a DLQ.
 
-A record is done when its outputs are acknowledged by the broker; faust commits its offset
-after that. Failures follow `mnemo.core.failures`, the rule of both modes: Postgres or broker
-outages are retried in place with backoff (the partition waits, order holds); any other
-failure is poison: DLQ record plus `failed` status for its runs, at once. So is a record
-whose work outlives the run time budget (`mnemo.core.budget`).
+`consume` reads an agent's stream with manual acks and runs records of different scope keys
+at once (`Lanes`: each key in order, at most `MNEMO_KAFKA_CONCURRENCY` running). A record is
+done when its outputs are acknowledged by the broker; its offset is acknowledged to faust
+once every earlier record of its partition is done, and faust commits it after that.
+Failures follow `mnemo.core.failures`, the rule of both modes: Postgres or broker outages
+are retried in place with backoff (the key waits, order holds); any other failure is
+poison: DLQ record plus `failed` status for its runs, at once. So is a record whose work
+outlives the run time budget (`mnemo.core.budget`).
 """
 
 from __future__ import annotations
@@ -22,11 +25,15 @@ from mnemo.core.failures import Backoff, describe, is_transient
 from mnemo.domain.memory import RunState
 from mnemo.events.channels import ChannelKind
 from mnemo.kafka import metrics as kmetrics
+from mnemo.kafka.dlqops import REPLAY_HEADER
+from mnemo.kafka.lanes import Lanes
 from mnemo.kafka.runtime import Runtime
 from mnemo.stages.failures import dead_letter
 from mnemo.stages.routing import Emit
 
 log = logging.getLogger(__name__)
+# Records read ahead per running slot: room to find other keys behind a busy one.
+LOOKAHEAD = 4
 
 
 @dataclass
@@ -42,21 +49,53 @@ class Incoming:
     run_ids: list[str] = field(default_factory=list)
     scope_key: str | None = None
     timestamp: datetime | None = None  # the broker's record timestamp
+    replay_of: str | None = None  # set on a record `mnemo dlq replay` re-published
 
     @classmethod
     def of(cls, event: Any) -> Incoming:
         m = event.message
         key = m.key.decode("utf-8", errors="replace") if m.key is not None else None
         stamp = datetime.fromtimestamp(m.timestamp, UTC) if m.timestamp else None
-        return cls(m.topic, m.partition, m.offset, key, m.value, timestamp=stamp)
+        headers = m.headers.items() if isinstance(m.headers, dict) else (m.headers or [])
+        replay_of = next((v for k, v in headers if k == REPLAY_HEADER), None)
+        return cls(m.topic, m.partition, m.offset, key, m.value, timestamp=stamp,
+                   replay_of=replay_of.decode() if replay_of else None)  # fmt: skip
 
 
 Work = Callable[[Incoming], Awaitable[list[Emit]]]
+# The work for a record, or None for a record that is not data (the buffer's tick): it runs
+# as its partition's barrier and is not counted as a record in.
+Route = Callable[[Incoming], tuple[Work, bool]]
+
+
+async def consume(rt: Runtime, stream: Any, route: Route) -> None:
+    """Process an agent's stream: each record through `handle`, scope keys concurrently."""
+    lanes = Lanes(rt.ks.concurrency, rt.ks.concurrency * LOOKAHEAD)
+    try:
+        async for event in stream.noack().events():
+            incoming = Incoming.of(event)
+            work, is_data = route(incoming)
+            tp = (incoming.topic, incoming.partition)
+            key = (incoming.key or "") if is_data else None
+            await lanes.submit(
+                tp, incoming.offset, key, _runner(rt, incoming, work, is_data), event.ack,
+                partition=incoming.partition,
+            )  # fmt: skip
+    finally:
+        await lanes.close()
+
+
+def _runner(rt: Runtime, incoming: Incoming, work: Work, is_data: bool) -> Callable[[], Any]:
+    async def run() -> None:
+        if is_data:
+            metrics.RECORDS_IN.labels(stage=rt.service).inc()
+        await handle(rt, incoming, work)
+
+    return run
 
 
 async def handle(rt: Runtime, incoming: Incoming, work: Work) -> None:
     """Run `work` for the record until it succeeds or turns out to be poison."""
-    metrics.RECORDS_IN.labels(stage=rt.service).inc()
     backoff = Backoff(rt.ks.transient_backoff_seconds)
     while True:
         try:
@@ -87,6 +126,7 @@ async def _dead_letter(rt: Runtime, incoming: Incoming, exc: Exception) -> None:
         run_ids=incoming.run_ids,
         scope_key=incoming.scope_key,
         now=rt.clock.now(),
+        replay_of=incoming.replay_of,
     )
     log.warning(
         "%s: dead-lettered %s[%d]@%d (runs %s): %s",

@@ -1,45 +1,90 @@
-"""Consumer lag per topic and partition: the broker's end offset minus the group's commit."""
+"""Consumer lag per group, topic and partition: the broker's end offset minus the group's
+committed offset, read from the broker.
+
+One exporter (the gateway) measures every stage's group, so the series count each
+partition once however many replicas consume it, and they stay while a stage is down or
+restarting (that is when lag grows). A group that has not committed on a partition yet
+counts from the partition's first retained offset (stages start from the earliest).
+Dashboards take `max by (group, topic, partition)` first, so several gateways export the
+same value without doubling it.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
+from mnemo.events.channels import ChannelKind
+from mnemo.kafka.channels import channel_names
 from mnemo.kafka.metrics import CONSUMER_LAG
 from mnemo.kafka.reader import partitions
+from mnemo.settings import SERVICES, KafkaSettings
 
 log = logging.getLogger(__name__)
 
+# The channels each stage consumes (the buffer's internal ticks aside).
+SOURCES: dict[str, tuple[ChannelKind, ...]] = {
+    "extractor": (ChannelKind.raw,),
+    "buffer": (ChannelKind.extracted,),
+    "transformer": (ChannelKind.batches,),
+    "committer": (ChannelKind.drafts, ChannelKind.status),
+}
+
+
+def stage_groups(ks: KafkaSettings) -> dict[str, list[str]]:
+    """Every stage's consumer group and the topics it consumes."""
+    names = channel_names(ks)
+    return {ks.group_id(s): [names.name(k) for k in SOURCES[s]] for s in SERVICES}
+
 
 class LagMonitor:
-    """Measures one consumer group's lag on its source topics into `CONSUMER_LAG`."""
+    """Measures consumer groups' lag on their source topics into `CONSUMER_LAG`."""
 
-    def __init__(self, bootstrap: str, group: str, topics: list[str]) -> None:
+    def __init__(self, bootstrap: str, groups: dict[str, list[str]]) -> None:
         self.bootstrap = bootstrap
-        self.group = group
-        self.topics = topics
+        self.groups = groups
         self._admin: AIOKafkaAdminClient | None = None
         self._consumer: AIOKafkaConsumer | None = None
-        self._tps: list[TopicPartition] = []
+        self._tps: dict[str, list[TopicPartition]] = {}
 
-    async def measure(self) -> dict[TopicPartition, int]:
-        """Update the gauge and return the lag of every partition of the source topics."""
+    async def measure(self) -> dict[tuple[str, TopicPartition], int]:
+        """Update the gauge; returns the lag of every (group, partition)."""
         admin, consumer = await self._clients()
         if not self._tps:
-            found = await partitions(self.bootstrap, self.topics)
-            self._tps = [TopicPartition(t, p) for t in self.topics for p in found[t]]
-        tps = self._tps
-        ends = await consumer.end_offsets(tps)
-        committed = await admin.list_consumer_group_offsets(self.group, partitions=tps)
-        lags: dict[TopicPartition, int] = {}
-        for tp in tps:
-            done = committed.get(tp)
-            offset = done.offset if done is not None and done.offset >= 0 else 0
-            lags[tp] = max(0, ends[tp] - offset)
-            CONSUMER_LAG.labels(self.group, tp.topic, str(tp.partition)).set(lags[tp])
+            topics = sorted({t for ts in self.groups.values() for t in ts})
+            found = await partitions(self.bootstrap, topics)
+            self._tps = {
+                g: [TopicPartition(t, p) for t in ts for p in found[t]]
+                for g, ts in self.groups.items()
+            }
+        every = sorted({tp for tps in self._tps.values() for tp in tps})
+        ends = await consumer.end_offsets(every)
+        firsts = await consumer.beginning_offsets(every)
+        lags: dict[tuple[str, TopicPartition], int] = {}
+        for group, tps in self._tps.items():
+            committed = await admin.list_consumer_group_offsets(group, partitions=tps)
+            for tp in tps:
+                done = committed.get(tp)
+                offset = done.offset if done is not None and done.offset >= 0 else firsts[tp]
+                lag = lags[(group, tp)] = max(0, ends[tp] - max(offset, firsts[tp]))
+                CONSUMER_LAG.labels(group, tp.topic, str(tp.partition)).set(lag)
         return lags
+
+    async def run(self, every_seconds: float) -> None:
+        """Measure every `every_seconds` until cancelled; failures are logged and retried."""
+        while True:
+            try:
+                await self.measure()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # best effort: the broker may be down; the gateway goes on
+                log.warning("consumer lag not measured (%s)", exc)
+                await self.close()
+            await asyncio.sleep(every_seconds)
 
     async def _clients(self) -> tuple[AIOKafkaAdminClient, AIOKafkaConsumer]:
         if self._admin is None or self._consumer is None:
@@ -51,8 +96,9 @@ class LagMonitor:
         return self._admin, self._consumer
 
     async def close(self) -> None:
-        if self._consumer is not None:
-            await self._consumer.stop()
-        if self._admin is not None:
-            await self._admin.close()
+        with contextlib.suppress(Exception):
+            if self._consumer is not None:
+                await self._consumer.stop()
+            if self._admin is not None:
+                await self._admin.close()
         self._admin = self._consumer = None

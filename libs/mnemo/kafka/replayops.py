@@ -8,7 +8,10 @@ like the old one. `root` is dropped: the new pipeline starts at its entry for th
 
 Nothing forgotten comes back: records of erased users, records whose run's raw input was
 redacted (retention, an erased memory) or that are older than the group's `raw_input_days`
-are skipped and counted by reason (`mnemo.kafka.forgetting`).
+are skipped and counted by reason (`mnemo.kafka.forgetting`), and so are adds the gateway
+refused (503; the record may still have reached the log, but no run row was kept) and a
+run's record seen again (a retry publishes it once more). A replayed add keeps its event
+time: the record's own `created_at`, else the time the broker appended it.
 """
 
 from __future__ import annotations
@@ -37,12 +40,14 @@ class ReplayReport:
 
     run_ids: list[str] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
+    seen: set[str] = field(default_factory=set)  # original run ids already published
 
 
 async def replay_group(
     ks: KafkaSettings, db: AsyncEngine, group: str, into: str, project: str | None = None
 ) -> ReplayReport:
-    """Publish the group's retained adds, minus forgotten ones, for `into`."""
+    """Publish the group's retained adds, minus forgotten, refused and repeated ones, for
+    `into`."""
     if group == into:
         raise ValueError("replay into a different group (a fresh one for the changed pipeline)")
     topic = channel_names(ks).raw
@@ -80,16 +85,19 @@ async def _publish(
     present, gone = await gone_runs(check.conn, (original for _, _, original in chunk))
     for stored, event, original in chunk:
         reason = await check.skip(stored, event, original, present, gone)
+        if reason is None and original in report.seen:
+            reason = "repeated"
         if reason is not None:
             report.skipped[reason] += 1
             continue
+        report.seen.add(original)
         copy = event.model_copy(
             update={
                 "group": into,
                 "run_id": replay_run_id(into, original),
                 "root": None,
                 "origin": "external",  # no row yet: the extractor creates it
-                "created_at": datetime.now(UTC),
+                "created_at": event.created_at or stored.timestamp,
             }
         )
         await p.send_and_wait(stored.topic, encode(copy), key=stored.key)

@@ -1,4 +1,7 @@
-"""What a stage service holds: its channels, its lazily opened dependencies, and `emit`."""
+"""What a stage service holds: its channels, its dependencies, and `emit`.
+
+`open` connects the database and loads the models; the service calls it before its worker
+joins the consumer group, so no record waits for a cold start (`mnemo.kafka.worker`)."""
 
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ DATABASE_WAIT_SECONDS = 30  # services may start together with a database being 
 
 
 class Runtime:
-    """One per service process. Dependencies open on first use (inside the running loop)."""
+    """One per service process. Dependencies open in `open` (or on first use), inside the
+    event loop the faust worker runs."""
 
     def __init__(
         self, service: str, settings: Settings, app: faust.App, clock: Clock | None = None
@@ -68,6 +72,10 @@ class Runtime:
             await self._heartbeat.beat()
         except Exception as exc:  # the next beat tries again; /readyz sees the gap
             log.warning("%s: heartbeat not written (%s)", self.service, describe(exc, 300))
+
+    async def open(self) -> None:
+        """Open the dependencies now: database reachable, models loaded."""
+        await self.groups()
 
     async def deps(self) -> Deps:
         async with self._lock:

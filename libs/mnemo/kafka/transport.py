@@ -1,9 +1,13 @@
 """The Kafka transport: run row in Postgres, raw event on the broker.
 
-`submit` returns only after the broker acknowledged the raw event (acks=all, idempotent
-producer). If producing fails the row is deleted again and the add answers 503: nothing of
-the run remains, as the `RunTransport` contract requires. A retry publishes the claimed
-run's raw event again; if the broker does not take it, the Engine fails the run again.
+`submit` returns once the broker acknowledged the raw event (acks=all, idempotent producer),
+or refuses the add (503) after `produce_timeout_seconds`, however long the outage. The
+producer may still deliver a refused record later (its batch outlives the wait), so the
+refusal is recorded first: the run row is deleted on condition that the extractor has not
+taken the run (`runs.refuse` vs `runs.admit`), and the extractor and `mnemo replay` process
+only gateway records whose row exists. If the extractor took the record first, the add went
+through after all and is answered as accepted. A retry publishes the claimed run's raw event
+again; if the broker does not take it, the Engine fails the run again (same arbitration).
 An erase first asks where the raw topic ends (`raw_log_position`, for the tombstone); if
 the broker cannot say, the erase answers 503 and removes nothing.
 """
@@ -15,7 +19,6 @@ import logging
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.core.failures import describe
@@ -24,10 +27,10 @@ from mnemo.core.transport import TransportUnavailable
 from mnemo.events.codec import encode
 from mnemo.events.raw import RawEvent
 from mnemo.kafka.channels import channel_names, ensure_channels
+from mnemo.kafka.lag import LagMonitor, stage_groups
 from mnemo.kafka.reader import partitions
 from mnemo.settings import SERVICES, KafkaSettings
 from mnemo.store import runs
-from mnemo.store.schema import runs as runs_table
 
 log = logging.getLogger(__name__)
 BROKER_CHECK_SECONDS = 3.0
@@ -57,9 +60,12 @@ class KafkaTransport:
         self.db = db
         self.raw_topic = channel_names(ks).raw
         self._producer: AIOKafkaProducer | None = None
+        self._lag = LagMonitor(ks.bootstrap_servers, stage_groups(ks))
+        self._lag_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Connect the producer (the channels' topics are created if missing)."""
+        """Connect the producer (the channels' topics are created if missing) and start
+        measuring every stage's consumer lag (`mnemo.kafka.lag`)."""
         await ensure_channels(self.ks)
         producer = AIOKafkaProducer(
             bootstrap_servers=self.ks.bootstrap_servers,
@@ -69,6 +75,7 @@ class KafkaTransport:
         )
         await producer.start()
         self._producer = producer
+        self._lag_task = asyncio.create_task(self._lag.run(self.ks.lag_interval_seconds))
 
     async def check(self) -> str | None:
         """None when a broker answers a metadata request within a few seconds."""
@@ -82,6 +89,11 @@ class KafkaTransport:
         return None
 
     async def stop(self) -> None:
+        if self._lag_task is not None:
+            self._lag_task.cancel()
+            await asyncio.gather(self._lag_task, return_exceptions=True)
+            self._lag_task = None
+            await self._lag.close()
         if self._producer is not None:
             await self._producer.stop()
             self._producer = None
@@ -92,10 +104,21 @@ class KafkaTransport:
         try:
             await self._produce(record)
         except Exception as exc:
-            async with self.db.begin() as tx:
-                await tx.execute(delete(runs_table).where(runs_table.c.run_id == record.run_id))
-            log.warning("add %s not acknowledged by the broker: %s", record.run_id, exc)
-            raise TransportUnavailable("the event bus is unavailable; nothing was stored") from exc
+            log.warning("add %s not acknowledged by the broker: %r", record.run_id, exc)
+            try:
+                async with self.db.begin() as tx:
+                    refused = await runs.refuse(tx, record.run_id)
+            except Exception as db_exc:  # the database is gone too: the outcome is unknown
+                raise TransportUnavailable(
+                    f"the event bus did not acknowledge the add and its refusal could not be "
+                    f"recorded ({db_exc.__class__.__name__}); run '{record.run_id}' may still "
+                    "be processed: check GET /v1/runs/{run_id} before adding it again"
+                ) from exc
+            if refused:
+                raise TransportUnavailable(
+                    "the event bus is unavailable; nothing was stored"
+                ) from exc
+            log.info("add %s reached the pipeline after all", record.run_id)
 
     async def raw_log_position(self) -> dict[str, Any] | None:
         """The raw topic's end offsets now: records below them were appended before."""
@@ -128,11 +151,21 @@ class KafkaTransport:
         await self._produce(record)
 
     async def _produce(self, record: RunRecord) -> None:
+        """Publish and wait for the acknowledgement, `produce_timeout_seconds` at most. The
+        wait ends on time even if the producer is slow to give the send up (`wait_for`
+        would wait for the cancellation to finish); the refusal covers a late delivery."""
         if self._producer is None:
             raise ConnectionError("the Kafka producer is not running")
-        await asyncio.wait_for(
+        send = asyncio.ensure_future(
             self._producer.send_and_wait(
                 self.raw_topic, encode(raw_event(record)), key=record.scope_key.encode()
-            ),
-            self.ks.produce_timeout_seconds,
+            )
         )
+        done, _ = await asyncio.wait({send}, timeout=self.ks.produce_timeout_seconds)
+        if not done:
+            send.cancel()
+            send.add_done_callback(lambda t: t.cancelled() or t.exception())
+            raise TimeoutError(
+                f"the broker did not acknowledge within {self.ks.produce_timeout_seconds:g} s"
+            )
+        send.result()

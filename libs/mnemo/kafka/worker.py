@@ -1,23 +1,42 @@
-"""Starting a stage service: pre-create the channels, then run the faust worker until SIGTERM."""
+"""Starting a stage service: pre-create the channels, open the database and load the models,
+then run the faust worker (which joins the consumer group) until SIGTERM."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import faust
 
 from mnemo.kafka.channels import ensure_channels
+from mnemo.kafka.runtime import Runtime
 from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 
+log = logging.getLogger(__name__)
 
-def run_service(create_app: Callable[[Settings], faust.App]) -> None:
+
+@dataclass(frozen=True)
+class Stage:
+    """A stage service: its faust app and the runtime its agents use."""
+
+    app: faust.App
+    rt: Runtime
+
+
+def run_service(create: Callable[[Settings], Stage]) -> None:
     """The `python -m services.<name>` entry point shared by the four stage services."""
     configure_logging()
+    # One line per LLM request costs CPU on every call; failures are logged by the client.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     settings = Settings()
-    asyncio.run(ensure_channels(settings.kafka))
-    asyncio.set_event_loop(asyncio.new_event_loop())  # faust runs its own loop
-    app = create_app(settings)
-    worker = faust.Worker(app, loglevel="INFO", quiet=True)
+    loop = asyncio.new_event_loop()  # faust runs on it; the dependencies open on it too
+    asyncio.set_event_loop(loop)
+    loop.run_until_complete(ensure_channels(settings.kafka))
+    stage = create(settings)
+    loop.run_until_complete(stage.rt.open())
+    log.info("%s: ready; joining consumer group %s", stage.rt.service, stage.app.conf.id)
+    worker = faust.Worker(stage.app, loop=loop, loglevel="INFO", quiet=True)
     worker.execute_from_commandline()

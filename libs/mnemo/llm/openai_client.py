@@ -59,7 +59,9 @@ def error_kind(exc: BaseException) -> str:
         return "rate_limit"
     if isinstance(exc, openai.APIStatusError):
         return "server" if exc.status_code >= 500 else "client"
-    if isinstance(exc, openai.APITimeoutError):  # subclass of APIConnectionError: test it first
+    # A subclass of APIConnectionError: test it first. The aiohttp transport reports a
+    # refused connection as a connect timeout; the socket error under it tells the truth.
+    if isinstance(exc, openai.APITimeoutError) and connection_cause(exc) is None:
         return "timeout"
     if isinstance(exc, openai.APIConnectionError):
         return "connection"

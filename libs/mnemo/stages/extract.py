@@ -82,11 +82,18 @@ async def extract_stage(
 async def admit(
     deps: Deps, groups: GroupCache, event: RawEvent, run_id: str, position: RawPosition
 ) -> tuple[GroupConfig, RunRecord] | None:
-    """The group and run of a raw add; the run's row is created if an outside producer
-    sent it (failed, with the reason, if the add is refused). None: nothing to do."""
-    async with deps.db.connect() as conn:
-        existing = await runs.raw(conn, run_id)
-    if existing is not None:
+    """The group and run of a raw add, taken by the pipeline (`runs.admit`); the run's row
+    is created if an outside producer sent it (failed, with the reason, if the pipeline
+    refuses the add). None for a record not to process: its run completed (a redelivery),
+    the gateway refused the add (no row), the Engine gave up on its retry, or its user was
+    erased."""
+    now = deps.clock.now()
+    async with deps.db.begin() as tx:
+        existing = await runs.admit(tx, run_id, now)
+    if existing is runs.Admission.withdrawn:
+        log.warning("run %s: its retry was refused (503); dropping its record", run_id)
+        return None
+    if not isinstance(existing, runs.Admission):
         return await _known(deps, groups, existing)
     if event.origin == "gateway":
         log.warning("run %s was refused by the gateway (no row); dropping its record", run_id)
@@ -103,7 +110,7 @@ async def admit(
         if await _erased_before(tx, event, position):
             log.info("run %s: its user was erased after it was produced; dropped", run_id)
             return None
-        await runs.ensure(tx, run.to_row())
+        await runs.ensure(tx, {**run.to_row(), "admitted_at": now})
     if refused is not None:
         raise refused
     assert group is not None
@@ -152,7 +159,9 @@ def _request(event: RawEvent) -> AddRequest:
 def _record(
     event: RawEvent, run_id: str, group: GroupConfig | None, deps: Deps, error: str | None = None
 ) -> RunRecord:
-    """The run an add through the gateway would have had (refused: failed with `error`)."""
+    """The run an add through the gateway would have had (refused: failed with `error`).
+    Its `created_at` is when the pipeline admitted it, as for a gateway add (run latency
+    counts from there); the event's own `created_at` is event time, not the run's."""
     return RunRecord.new(
         run_id=run_id,
         project=event.project,

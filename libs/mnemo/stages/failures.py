@@ -27,6 +27,7 @@ def dead_letter(
     run_ids: list[str],
     scope_key: str | None,
     now: datetime,
+    replay_of: str | None = None,
 ) -> tuple[DlqRecord, RunStatusEvent | None]:
     """The DLQ record for a poison record (consumed from Kafka `topic`), and the `failed`
     status of its runs (if known)."""
@@ -41,6 +42,7 @@ def dead_letter(
         error=describe(exc),
         run_ids=run_ids,
         failed_at=now,
+        replay_of=replay_of,
     )
     status = None
     if run_ids:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 from typing import Any
 
-from sqlalchemy import func, insert, select, text, tuple_, update
+from sqlalchemy import delete, func, insert, or_, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -110,6 +111,54 @@ async def raw(conn: AsyncConnection, run_id: str) -> Mapping[Any, Any] | None:
     return row._mapping if row else None
 
 
+class Admission(Enum):
+    """Why the pipeline did not take a queued run (`admit`)."""
+
+    unknown = "unknown"  # no row: an outside producer's new run, or an add the gateway refused
+    withdrawn = "withdrawn"  # a retry the Engine gave up on before the pipeline took it
+
+
+async def admit(conn: AsyncConnection, run_id: str, now: datetime) -> Mapping[Any, Any] | Admission:
+    """The pipeline takes a run's queued record: its row, now marked admitted (a record
+    seen again keeps its first admission), or why it must not be processed. Admission and
+    `refuse` / `fail_retry` exclude each other: each acts only while `admitted_at` is NULL."""
+    taken = (
+        await conn.execute(
+            update(runs)
+            .where(
+                runs.c.run_id == run_id,
+                or_(runs.c.admitted_at.is_not(None), runs.c.status != RunState.failed.value),
+            )
+            .values(admitted_at=func.coalesce(runs.c.admitted_at, now))
+            .returning(*runs.c)
+        )
+    ).first()
+    if taken is not None:
+        return taken._mapping
+    exists = (await conn.execute(select(runs.c.run_id).where(runs.c.run_id == run_id))).first()
+    return Admission.withdrawn if exists else Admission.unknown
+
+
+async def refuse(conn: AsyncConnection, run_id: str) -> bool:
+    """Withdraw a new run the pipeline has not taken (its row goes). False if it was taken:
+    the add went through after all."""
+    gone = await conn.execute(
+        delete(runs)
+        .where(runs.c.run_id == run_id, runs.c.admitted_at.is_(None))
+        .returning(runs.c.run_id)
+    )
+    return gone.first() is not None
+
+
+async def accepted(conn: AsyncConnection, run_ids: Iterable[str]) -> set[str]:
+    """The run ids that have a row (an add the gateway refused has none)."""
+    ids = list(run_ids)
+    if not ids:
+        return set()
+    found = await conn.execute(select(runs.c.run_id).where(runs.c.run_id.in_(ids)))
+    return {row.run_id for row in found}
+
+
 async def set_status(
     conn: AsyncConnection,
     run_ids: Iterable[str],
@@ -149,7 +198,7 @@ async def reopen_failed(conn: AsyncConnection, run_ids: Iterable[str], now: date
 
 
 _CLAIM_FAILED = text("""
-    UPDATE runs AS r SET status = :running, error = NULL, updated_at = :now
+    UPDATE runs AS r SET status = :running, error = NULL, updated_at = :now, admitted_at = NULL
     FROM runs AS before
     WHERE r.run_id = :run_id AND r.project = :project AND r.status = :failed
       AND r.redaction IS NULL AND before.run_id = r.run_id
@@ -188,17 +237,24 @@ async def fail_retry(
     previous_error: str | None,
     note: str,
     now: datetime,
-) -> None:
+) -> bool:
     """A retry that could not be handed to the pipeline: the run is failed again with its
-    original error plus a note. `claimed`: the claim committed (the run is `running` now)."""
+    original error plus a note. `claimed`: the claim committed (the run is `running` now).
+    Returns False when the pipeline took the retried run meanwhile (it was delivered after
+    all): the run is left alone."""
     kept = (previous_error or "").split(RETRY_NOTE)[0].rstrip()
     error = f"{kept}\n{RETRY_NOTE}{note}]" if kept else f"{RETRY_NOTE}{note}]"
     expected = RunState.running if claimed else RunState.failed
-    await conn.execute(
+    conditions = [runs.c.run_id == run_id, runs.c.status == expected.value]
+    if claimed:
+        conditions.append(runs.c.admitted_at.is_(None))
+    result = await conn.execute(
         update(runs)
-        .where(runs.c.run_id == run_id, runs.c.status == expected.value)
+        .where(*conditions)
         .values(status=RunState.failed.value, error=error, updated_at=now)
+        .returning(runs.c.run_id)
     )
+    return result.first() is not None
 
 
 async def record_commit(

@@ -82,6 +82,9 @@ runs = Table(
     # Why its content is gone (mnemo.domain.retention.Redaction), and when; NULL: intact.
     Column("redaction", String),
     Column("redacted_at", DateTime(timezone=True)),
+    # When the pipeline took the run's queued record; NULL while only queued (Kafka mode:
+    # the gateway may refuse the add until then; see migration 0010).
+    Column("admitted_at", DateTime(timezone=True)),
     Index("runs_project_user", "project", "user_id"),
     Index("runs_project_created", "project", "created_at", "run_id"),
     Index(

@@ -56,6 +56,9 @@ class BrokenTransport:
     async def stop(self) -> None:
         pass
 
+    async def unavailable(self) -> str | None:
+        return None
+
 
 def broken(engine: Engine, fail_in: str) -> tuple[Engine, BrokenTransport]:
     """An Engine on the same database, providers and groups, with a broken transport."""

@@ -182,6 +182,9 @@ async def test_connection_errors_are_retried_then_reported() -> None:
     llm = OpenAICompatibleLLM(
         base_url=base_url, api_key=None, model="m", max_attempts=2, retry_wait_scale=0.0
     )
+    refused, timeouts = error_count("connection"), error_count("timeout")
 
     with pytest.raises(LLMError, match=r"failed after 2 attempts: connection error"):
         await llm.complete(extract.PROMPT, extract_context())
+    # A refused connection is labelled as one, not as a timeout (the transport's word).
+    assert (error_count("connection"), error_count("timeout")) == (refused + 2, timeouts)

@@ -133,6 +133,8 @@ def test_without_runs_drops_only_those_runs_items() -> None:
     assert stage.without_runs(state, {"other"}) is state
     kept = stage.without_runs(state, {"r1"})
     assert [i.run_id for i in kept.items] == ["r2"] and "r1 fact 0" not in kept.model_dump_json()
+
+
 THEN = datetime(2025, 6, 1, 9, 0, tzinfo=UTC)
 
 

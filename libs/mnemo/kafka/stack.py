@@ -1,0 +1,66 @@
+"""`python -m mnemo.kafka.stack`: the gateway and the four stage services as supervised
+local processes (what `scripts/run-distributed.sh` runs once the broker and Postgres are up).
+
+The gateway starts first and must answer /healthz (it migrates the database); then each
+stage replica, with its /metrics and /healthz on its own port from `--metrics-base`. A
+stage that crashes is restarted with backoff and reported (`mnemo.supervisor`).
+
+    python -m mnemo.kafka.stack --log-dir DIR [--metrics-base 9100] [--replicas extractor=2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+
+from mnemo.settings import SERVICES
+from mnemo.supervisor import Program, Supervisor, python_program
+
+
+def programs(
+    log_dir: Path, gateway_module: str, port: int, metrics_base: int, replicas: dict[str, int]
+) -> list[Program]:
+    gateway = python_program(
+        "gateway", gateway_module, log_dir, f"http://127.0.0.1:{port}/healthz",
+        MNEMO_MODE="distributed", MNEMO_PORT=str(port),
+    )  # fmt: skip
+    out, metrics_port = [gateway], metrics_base
+    for stage in SERVICES:
+        for i in range(1, replicas.get(stage, 1) + 1):
+            metrics_port += 1
+            name = stage if i == 1 else f"{stage}-{i}"
+            out.append(python_program(
+                name, f"services.{stage}", log_dir, None, MNEMO_METRICS_PORT=str(metrics_port)
+            ))  # fmt: skip
+    return out
+
+
+def parse_replicas(pairs: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for pair in pairs:
+        stage, _, count = pair.partition("=")
+        if stage not in SERVICES or not count.isdigit() or int(count) < 1:
+            raise SystemExit(f"--replicas wants STAGE=N with STAGE one of {', '.join(SERVICES)}")
+        out[stage] = int(count)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--log-dir", type=Path, required=True)
+    parser.add_argument("--gateway-module", default="services.gateway")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("MNEMO_PORT", "8080")))
+    parser.add_argument("--metrics-base", type=int, default=9100)
+    parser.add_argument("--replicas", action="append", default=[], metavar="STAGE=N")
+    args = parser.parse_args(argv)
+    stack = programs(
+        args.log_dir, args.gateway_module, args.port, args.metrics_base,
+        parse_replicas(args.replicas),
+    )  # fmt: skip
+    raise SystemExit(asyncio.run(Supervisor(stack).run()))
+
+
+if __name__ == "__main__":
+    main()
