@@ -1,4 +1,5 @@
-"""Committer: apply drafts with `stages.commit`, emit run status; apply run-status events."""
+"""Committer: apply drafts with `stages.commit`, emit run status; apply run-status events;
+run consolidation passes (`mnemo.kafka.consolidation`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
 from mnemo.kafka.app import make_app
 from mnemo.kafka.channels import channel_names
+from mnemo.kafka.consolidation import attach_consolidation
 from mnemo.kafka.handler import Incoming, handle
 from mnemo.kafka.runtime import Runtime
 from mnemo.settings import Settings
@@ -22,7 +24,8 @@ SERVICE = "committer"
 
 def create_app(settings: Settings) -> faust.App:
     names = channel_names(settings.kafka)
-    sources = [names.name(ChannelKind.drafts), names.name(ChannelKind.status)]
+    kinds = (ChannelKind.drafts, ChannelKind.status, ChannelKind.consolidation)
+    sources = [names.name(kind) for kind in kinds]
     app = make_app(SERVICE, settings, sources)
     rt = Runtime(SERVICE, settings, app)
 
@@ -48,4 +51,5 @@ def create_app(settings: Settings) -> faust.App:
         async for event in stream.events():
             await handle(rt, Incoming.of(event), status_work)
 
+    attach_consolidation(app, rt)
     return app

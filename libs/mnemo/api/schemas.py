@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import BaseModel, PlainSerializer, field_validator
+from pydantic import BaseModel, Field, PlainSerializer, field_validator
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import (
@@ -20,6 +20,7 @@ from mnemo.domain.memory import (
     Run,
     RunState,
 )
+from mnemo.domain.reconsolidation import GateDecision
 from mnemo.domain.requests import AddRequest, ListRequest
 
 
@@ -79,6 +80,10 @@ class RunOut(Run):
     created_at: UtcTime
     updated_at: UtcTime
     committed_operations: CommittedOperationsOut | None = None
+    # mnemo extension, present only when a reconsolidation gate ran (Engram's shape otherwise).
+    reconsolidation: list[GateDecision] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
 
 
 class MemoryVersionOut(MemoryVersion):
@@ -91,6 +96,32 @@ class MemoryHistory(BaseModel):
 
     memory_id: str
     versions: list[MemoryVersionOut]
+
+
+class MemorySources(BaseModel):
+    """mnemo extension: the episodes a rule was consolidated from, oldest first (those the
+    caller may see; each with its status and `consolidated_into`)."""
+
+    memory_id: str
+    sources: list[MemoryOut]
+
+
+class ConsolidationScopeOut(BaseModel):
+    user_id: str | None
+    properties: dict[str, str]
+    new_episodes: int
+    first_new_at: UtcTime | None
+    last_new_at: UtcTime | None
+    last_pass_at: UtcTime | None
+    last_error: str | None
+
+
+class ConsolidationStatus(BaseModel):
+    """mnemo extension: a group's consolidation scopes, newest first: episodes new since
+    each scope's last pass, when it last ran, and its last error."""
+
+    group: str
+    scopes: list[ConsolidationScopeOut]
 
 
 class TopicScoping(BaseModel):

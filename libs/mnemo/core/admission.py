@@ -110,6 +110,7 @@ def memory_query(
         limit=limit,
         text=text,
         retrieval_type=retrieval,
+        include_consolidated=request.include_consolidated,
     )
     try:
         visible_memories(query, group)

@@ -40,26 +40,51 @@ def items_of(held: Sequence[Held]) -> list[Buffered]:
     ]
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """What the triggers read of a set of waiting items: how many, the first and last
+    arrival, and their topics. Consolidation keeps this per scope instead of the items."""
+
+    count: int
+    first: datetime
+    last: datetime
+    topics: frozenset[str | None] = frozenset()
+
+
 def flush_reason(triggers: BufferTriggers, items: Sequence[Buffered], now: datetime) -> str | None:
     """The first trigger that fires for these items at `now`, or None to keep waiting."""
     if not items:
         return None
-    if triggers.count is not None and len(items) >= triggers.count:
+    waiting = Waiting(
+        count=len(items),
+        first=min(i.created_at for i in items),
+        last=max(i.created_at for i in items),
+        topics=frozenset(i.topic for i in items),
+    )
+    return due_reason(triggers, waiting, now)
+
+
+def due_reason(triggers: BufferTriggers, waiting: Waiting, now: datetime) -> str | None:
+    """The first trigger that fires for `waiting` at `now`, or None."""
+    if waiting.count <= 0:
+        return None
+    if triggers.count is not None and waiting.count >= triggers.count:
         return "count"
-    if triggers.topics_present and set(triggers.topics_present) <= {i.topic for i in items}:
+    if triggers.topics_present and set(triggers.topics_present) <= waiting.topics:
         return "topics_present"
-    first = min(i.created_at for i in items)
-    last = max(i.created_at for i in items)
     if (
         triggers.since_first_seconds is not None
-        and (now - first).total_seconds() >= triggers.since_first_seconds
+        and (now - waiting.first).total_seconds() >= triggers.since_first_seconds
     ):
         return "since_first"
-    if triggers.idle_seconds is not None and (now - last).total_seconds() >= triggers.idle_seconds:
+    if (
+        triggers.idle_seconds is not None
+        and (now - waiting.last).total_seconds() >= triggers.idle_seconds
+    ):
         return "idle"
     if triggers.every_seconds is not None:
         every = triggers.every_seconds
-        if int(now.timestamp() // every) > int(first.timestamp() // every):
+        if int(now.timestamp() // every) > int(waiting.first.timestamp() // every):
             return "interval"
     return None
 

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo import metrics
 from mnemo.core.admission import check_add, memory_query
+from mnemo.core.dynamics import Dynamics, ScopeState
 from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
@@ -60,10 +61,15 @@ class Engine:
     _key_cache: TTLCache[str, str | None] = field(
         default_factory=lambda: TTLCache(KEY_CACHE_SECONDS)
     )
+    dynamics: Dynamics = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.dynamics = Dynamics(self.db, self.deps.clock, self.settings)
 
     async def close(self) -> None:
         """Stop the transport's background work, then the providers and the database."""
         await self.transport.stop()
+        await self.dynamics.close()
         await self.deps.aclose()
         await self.database.close()
 
@@ -101,7 +107,9 @@ class Engine:
             properties=request.properties,
             root=request.root,
             now=self.deps.clock.now(),
+            recalled=request.recalled,
         )
+        await self.dynamics.before_add(project, group.name, record.user_id)
         await self.transport.submit(record)
         metrics.ADD_LATENCY.observe(time.perf_counter() - started)
         metrics.RUNS.labels(status=RunState.running.value).inc()
@@ -112,7 +120,7 @@ class Engine:
             run = await runs.get(conn, project, run_id)
         if run is None:
             raise NotFound(f"run '{run_id}' not found")
-        return run
+        return await self.dynamics.with_gate(run)
 
     async def wait_run(self, project: str, run_id: str, timeout: float) -> Run:
         """The run once it is terminal, or as it stands when `timeout` passes."""
@@ -178,7 +186,7 @@ class Engine:
         async def embed_query() -> list[float]:
             return (await self.deps.embedder.embed([query.text]))[0]
 
-        return await search_store.search(
+        found = await search_store.search(
             self.db,
             query,
             group,
@@ -186,12 +194,17 @@ class Engine:
             self.corpus_stats,
             self.settings.hybrid_alpha,
         )
+        self.dynamics.recalled(query, group, found)
+        return await self.dynamics.with_rules(found) if query.include_consolidated else found
 
     async def list_memories(self, project: str, request: ListRequest) -> tuple[list[Memory], int]:
         group = await self._group_for_request(project, request.group)
         query = memory_query(project, group, request)
         async with self.db.connect() as conn:
-            return await memory_store.list_(conn, query, group)
+            found, total = await memory_store.list_(conn, query, group)
+        return (
+            await self.dynamics.with_rules(found) if query.include_consolidated else found
+        ), total
 
     async def get_memory(
         self, project: str, group: str, user_id: str | None, memory_id: str
@@ -244,6 +257,21 @@ class Engine:
         if versions is None:
             raise NotFound(f"memory '{memory_id}' not found")
         return versions
+
+    async def memory_sources(
+        self, project: str, group: str, user_id: str | None, memory_id: str
+    ) -> list[Memory]:
+        """The episodes a rule was consolidated from (those the caller may see)."""
+        g = await self.groups.get(project, group)
+        found = await self.dynamics.sources(project, g, normalize_user_id(user_id), memory_id)
+        if found is None:
+            raise NotFound(f"memory '{memory_id}' not found")
+        return found
+
+    async def consolidation_scopes(self, project: str, group: str) -> list[ScopeState]:
+        """A group's consolidation scopes and their trigger state, newest first."""
+        g = await self._group_for_request(project, group)
+        return await self.dynamics.scopes(project, g.name)
 
     # -- operator console reads ---------------------------------------------------------
     async def list_runs(

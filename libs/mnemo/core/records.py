@@ -36,6 +36,8 @@ class RunRecord:
     updated_at: datetime
     error: str | None = None
     committed_operations: dict[str, Any] | None = field(default=None, compare=False)
+    # The memory ids the add named as recalled (reconsolidation), if it named any.
+    recalled: list[str] | None = None
 
     @classmethod
     def new(
@@ -52,6 +54,7 @@ class RunRecord:
         now: datetime,
         created_at: datetime | None = None,
         error: str | None = None,
+        recalled: list[str] | None = None,
     ) -> RunRecord:
         """A new run of `group` (whose configuration is `config`, if it could be loaded).
 
@@ -85,6 +88,7 @@ class RunRecord:
             created_at=created_at or now,
             updated_at=now,
             error=error,
+            recalled=list(dict.fromkeys(recalled)) if recalled is not None else None,
         )
 
     @classmethod
@@ -105,6 +109,7 @@ class RunRecord:
             updated_at=row["updated_at"],
             error=row["error"],
             committed_operations=row["committed_operations"],
+            recalled=row.get("recalled"),
         )
 
     def to_row(self) -> dict[str, Any]:
@@ -125,6 +130,7 @@ class RunRecord:
             "error": self.error,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            "recalled": self.recalled,
         }
 
     def to_run(self) -> Run:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mnemo.domain.consolidation import ConsolidationConfig, consolidation_problems
 from mnemo.domain.pipeline import (
     BufferStep,
     ExtractStep,
     Pipeline,
     TransformStep,
+    TransformWithContextStep,
 )
+from mnemo.domain.reconsolidation import ReconsolidationConfig
 from mnemo.domain.topics import Topic
 
 
@@ -21,6 +24,9 @@ class GroupConfig(BaseModel):
     topics: tuple[Topic, ...] = Field(min_length=1)
     pipeline: Pipeline
     template: str | None = None
+    # Memory over time (mnemo's own group endpoints show them; GET /v1/groups does not).
+    consolidation: ConsolidationConfig | None = None
+    reconsolidation: ReconsolidationConfig | None = None
 
     @model_validator(mode="after")
     def _topics_consistent(self) -> GroupConfig:
@@ -37,6 +43,17 @@ class GroupConfig(BaseModel):
             unknown = [t for t in referenced if t not in known]
             if unknown:
                 raise ValueError(f"step '{step.id}' names unknown topics: {', '.join(unknown)}")
+        if self.consolidation is not None:
+            problems = consolidation_problems(self.consolidation, {t.name: t for t in self.topics})
+            if problems:
+                raise ValueError("; ".join(problems))
+        if self.reconsolidation is not None and not any(
+            isinstance(s, TransformWithContextStep) for s in self.pipeline.steps
+        ):
+            raise ValueError(
+                "reconsolidation: the gate runs in transform_with_context, and the pipeline "
+                "has no such step"
+            )
         return self
 
     def topic(self, name: str) -> Topic:

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemo.domain.reconsolidation import GateDecision
+
 
 class RunState(StrEnum):
     running = "running"
@@ -21,10 +23,13 @@ class RunState(StrEnum):
 
 
 class MemoryStatus(StrEnum):
-    """A committed memory is active (searchable) or archived (deleted, history kept)."""
+    """A committed memory is active (searchable), archived (deleted, history kept) or
+    consolidated (an episode a rule now holds: out of default search and list, reachable
+    through the rule's sources and with `include_consolidated`)."""
 
     active = "active"
     archived = "archived"
+    consolidated = "consolidated"
 
 
 class Candidate(BaseModel):
@@ -43,6 +48,10 @@ class Candidate(BaseModel):
     run_id: str
     op: Literal["create", "update", "delete"] = "create"
     memory_id: str | None = None
+    # Consolidation: the episodes a rule rests on; commit links them to the rule.
+    sources: list[str] = Field(default_factory=list)
+    # Reconsolidation: a rewrite the gate decided; commit enforces the hourly cap.
+    gate: Literal["extend", "contradict"] | None = None
 
 
 class Memory(BaseModel):
@@ -58,6 +67,10 @@ class Memory(BaseModel):
     user_id: str | None = None
     properties: dict[str, str] | None = None
     score: float | None = None
+    # mnemo extensions, set only for memories that are not active (e.g. `consolidated`, with
+    # the rule that holds them), so active memories keep Engram's shape.
+    status: MemoryStatus | None = None
+    consolidated_into: str | None = None
 
 
 class MemoryVersion(BaseModel):
@@ -94,3 +107,5 @@ class Run(BaseModel):
     created_at: datetime
     updated_at: datetime
     committed_operations: CommittedOperations | None = None
+    # mnemo extension: the reconsolidation gate's decisions of this run (None: no gate ran).
+    reconsolidation: list[GateDecision] | None = None

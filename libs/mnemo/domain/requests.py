@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -11,6 +11,7 @@ from mnemo.domain.search import RetrievalType, TopicSelector
 from mnemo.domain.wire import WireModel
 
 Properties = dict[str, str]
+MemoryId = Annotated[str, Field(min_length=1, max_length=128)]
 
 
 class _Request(WireModel):
@@ -26,6 +27,9 @@ class AddRequest(_Request):
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
     root: str | None = None
+    # mnemo extension: the memory ids the agent used for this turn (reconsolidation);
+    # without it, the scope's recalls inside the group's labile window count.
+    recalled: list[MemoryId] | None = Field(default=None, max_length=100)
 
 
 class RetrievalConfig(_Request):
@@ -40,6 +44,8 @@ class SearchRequest(_Request):
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
     retrieval_config: RetrievalConfig | None = None
+    # mnemo extension: also return consolidated episodes (marked with their rule).
+    include_consolidated: bool = False
 
 
 class ListRequest(_Request):
@@ -48,6 +54,8 @@ class ListRequest(_Request):
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
     limit: int = Field(default=20, ge=1, le=100)
+    # mnemo extension: also list consolidated episodes (marked with their rule).
+    include_consolidated: bool = False
 
 
 class GroupDocument(_Request):

@@ -35,3 +35,5 @@ class MemoryQuery(BaseModel):
     limit: int = Field(default=10, ge=1, le=100)
     text: str = ""
     retrieval_type: RetrievalType = "hybrid"
+    # Also match consolidated episodes (an explicit search and list option).
+    include_consolidated: bool = False

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
-from mnemo.bus.base import FLUSH, PIPELINE_CHANNEL, RUN, Bus, Record
+from mnemo.bus.base import CONSOLIDATE, FLUSH, PIPELINE_CHANNEL, RUN, Bus, Record
 from mnemo.core.buffering import Held, WindowEntry, flush_batch, flush_reason, items_of, slide
 from mnemo.core.dispatch import LLM_KINDS, run_chain, takes_raw_input
 from mnemo.core.groups import GroupCache
@@ -24,6 +24,7 @@ from mnemo.core.records import RunRecord
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep, CommitStep, Step
+from mnemo.engine.consolidation import check_payload, consolidate
 from mnemo.steps.base import Batch, Deps
 from mnemo.steps.commit import commit
 from mnemo.steps.extract import pre_extracted_candidates
@@ -41,6 +42,9 @@ class PipelineRunner:
     async def handle(self, tx: AsyncConnection, record: Record) -> None:
         kind = record.payload["kind"]
         metrics.RECORDS_IN.labels(stage=kind).inc()
+        if kind == CONSOLIDATE:
+            await consolidate(self.deps, self.groups, tx, record.payload)
+            return
         if kind == RUN:
             batch, group, step = await self._start_run(tx, record)
         elif kind == FLUSH:
@@ -100,7 +104,9 @@ class PipelineRunner:
                 if not await self._buffer(tx, group, step, batch):
                     return
             elif isinstance(step, CommitStep):
-                await commit(self.deps, tx, group, step, batch)
+                ops = await commit(self.deps, tx, group, step, batch)
+                for scope in ops.due if ops else []:
+                    await self.bus.publish(tx, PIPELINE_CHANNEL, scope.key, check_payload(scope))
             metrics.STEP_LATENCY.labels(step=step.kind).observe(time.perf_counter() - started)
             step = group.pipeline.following(step)
 

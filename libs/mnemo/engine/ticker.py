@@ -1,4 +1,5 @@
-"""Time triggers: periodically flush buffers whose idle, since-first or interval time is up."""
+"""Time triggers: periodically flush buffers whose idle, since-first or interval time is up,
+and (every `consolidation_tick_seconds`) publish the consolidation checks that are due."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import logging
 from mnemo import metrics
 from mnemo.domain.pipeline import BufferStep
 from mnemo.domain.requests import NotFound
+from mnemo.engine.consolidation import publish_due
 from mnemo.engine.runner import PipelineRunner
 from mnemo.store import buffers
 
@@ -37,11 +39,19 @@ async def tick(runner: PipelineRunner) -> int:
 
 
 async def run_ticker(runner: PipelineRunner, every_seconds: float, stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    consolidated_at = float("-inf")
     while not stop.is_set():
         try:
             await tick(runner)
         except Exception:
             log.exception("buffer ticker failed; retrying")
+        if loop.time() - consolidated_at >= runner.deps.settings.consolidation_tick_seconds:
+            consolidated_at = loop.time()
+            try:
+                await publish_due(runner.deps, runner.groups, runner.bus)
+            except Exception:
+                log.exception("consolidation ticker failed; retrying")
         try:
             await asyncio.wait_for(stop.wait(), every_seconds)
         except TimeoutError:

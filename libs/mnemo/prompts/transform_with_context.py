@@ -14,6 +14,8 @@ class ExistingMemory(BaseModel):
     id: str
     topic: str
     content: str
+    # Context only: it may not be rewritten or deleted (e.g. reconsolidation's only_recalled).
+    read_only: bool = False
 
 
 class NewMemory(BaseModel):
@@ -51,10 +53,16 @@ def messages(ctx: Context) -> list[ChatMessage]:
         "NEW memories. Decide for every existing and every new memory: 'keep' it, 'rewrite' it "
         "(give the full new content) or 'delete' it. Never lose information silently: when a "
         "new fact changes an existing one, rewrite the existing memory. Omitted memories are "
-        f"kept unchanged.\nInstructions: {ctx.instructions}"
+        "kept unchanged."
+        + (
+            " Existing memories marked read_only are context only: keep them."
+            if any(m.read_only for m in ctx.existing)
+            else ""
+        )
+        + f"\nInstructions: {ctx.instructions}"
     )
     body = {
-        "existing": [m.model_dump() for m in ctx.existing],
+        "existing": [m.model_dump(exclude_defaults=True) for m in ctx.existing],
         "new": [m.model_dump() for m in ctx.new],
     }
     return [

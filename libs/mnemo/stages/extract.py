@@ -100,6 +100,7 @@ def _request(event: RawEvent) -> AddRequest:
         group=event.group,
         properties=event.properties or None,
         root=event.root,
+        recalled=event.recalled,
     )
 
 
@@ -119,4 +120,5 @@ def _record(
         now=deps.clock.now(),
         created_at=event.created_at,
         error=error,
+        recalled=event.recalled,
     )

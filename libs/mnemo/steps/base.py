@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from mnemo.clock import Clock
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Candidate
+from mnemo.domain.reconsolidation import GateDecision
 from mnemo.embeddings.base import Embedder
 from mnemo.llm.base import LLM
 from mnemo.settings import Settings
@@ -47,6 +48,8 @@ class Batch(BaseModel):
     inputs: list[AddInput] = Field(default_factory=list)
     window: list[str] = Field(default_factory=list)
     candidates: list[Candidate] = Field(default_factory=list)
+    # The reconsolidation gate's decisions so far; commit records them with the outcome.
+    gate: list[GateDecision] = Field(default_factory=list)
 
     @property
     def run_id(self) -> str:

@@ -8,14 +8,20 @@ from mnemo import metrics
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import CommitStep
+from mnemo.domain.reconsolidation import GateDecision
 from mnemo.steps.base import Batch, Deps
-from mnemo.store import commits, runs
+from mnemo.steps.consolidate import note_episodes
+from mnemo.store import commits, reconsolidations, runs
 
 
 async def commit(
     deps: Deps, tx: AsyncConnection, group: GroupConfig, step: CommitStep, batch: Batch
 ) -> commits.Operations | None:
-    """Persist in `tx`. Returns None when this batch was committed before (a redelivery)."""
+    """Persist in `tx`. Returns None when this batch was committed before (a redelivery).
+
+    Besides the memories, it records the reconsolidation gate's decisions with what became
+    of them, and counts new episodes for consolidation (`Operations.due`: scopes whose
+    count trigger fires now)."""
     now = deps.clock.now()
     batch_id = f"{batch.batch_id}:{step.id}"
     writes = [c for c in batch.candidates if c.op != "delete" and not group.topic(c.topic).internal]
@@ -30,4 +36,24 @@ async def commit(
         metrics.RUNS.labels(status=RunState.completed.value).inc(len(completed))
         for created_at in completed:
             metrics.RUN_LATENCY.observe(max(0.0, (now - created_at).total_seconds()))
+        gate = _settled(batch.gate, ops.gate)
+        await reconsolidations.record(
+            tx, project=batch.project, group=group.name, run_id=batch.run_id,
+            user_id=batch.user_id, gate=gate, now=now,
+        )  # fmt: skip
+        ops.due = await note_episodes(tx, batch.project, group, ops.created, now)
     return ops
+
+
+def _settled(gate: list[GateDecision], written: dict[str, str | None]) -> list[GateDecision]:
+    """The gate's decisions with the commit's outcome: a rewrite is applied unless the
+    commit refused it (the hourly cap, an unchanged content, a memory gone meanwhile)."""
+    out = []
+    for decision in gate:
+        if decision.memory_id in written:
+            reason = written[decision.memory_id]
+            decision = decision.model_copy(update={"applied": reason is None, "reason": reason})
+        outcome = "written" if decision.applied else "not_written"
+        metrics.GATE_DECISIONS.labels(decision=decision.decision, outcome=outcome).inc()
+        out.append(decision)
+    return out

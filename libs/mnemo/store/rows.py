@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemo.domain.memory import Memory
+from mnemo.domain.memory import Memory, MemoryStatus
 from mnemo.store.schema import memories
 
 MEMORY_COLUMNS = (
@@ -17,6 +17,7 @@ MEMORY_COLUMNS = (
     memories.c.content,
     memories.c.created_at,
     memories.c.updated_at,
+    memories.c.status,
 )
 
 
@@ -34,4 +35,6 @@ def memory_from_row(row: Any, score: float | None = None) -> Memory:
         user_id=m["user_id"],
         properties=m["properties"] or None,
         score=score,
+        # Only a memory that is not active says its status (Engram's shape stays as it was).
+        status=None if m["status"] == MemoryStatus.active else MemoryStatus(m["status"]),
     )

@@ -102,11 +102,12 @@ def visible_memories(query: MemoryQuery, group: GroupConfig) -> ColumnElement[bo
         raise IsolationError(problems)
     if not per_topic:
         return false()
-    return and_(
-        tenant_filter(query.project, query.group),
-        memories.c.status == MemoryStatus.active,
-        or_(*per_topic),
+    status = (
+        memories.c.status.in_([MemoryStatus.active, MemoryStatus.consolidated])
+        if query.include_consolidated
+        else memories.c.status == MemoryStatus.active
     )
+    return and_(tenant_filter(query.project, query.group), status, or_(*per_topic))
 
 
 def project_view(

@@ -8,7 +8,15 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from mnemo.api.deps import EngineDep, ProjectDep
-from mnemo.api.schemas import AddBody, AddResponse, ListBody, MemoryHistory, MemoryOut, MemoryPage
+from mnemo.api.schemas import (
+    AddBody,
+    AddResponse,
+    ListBody,
+    MemoryHistory,
+    MemoryOut,
+    MemoryPage,
+    MemorySources,
+)
 from mnemo.api.text_guard import reject_nul_in_body
 from mnemo.domain.requests import SearchRequest
 
@@ -95,4 +103,26 @@ async def memory_history(
     versions = await engine.memory_history(project, group or "default", user_id, memory_id)
     return MemoryHistory.model_validate(
         {"memory_id": memory_id, "versions": versions}, from_attributes=True
+    )
+
+
+@router.get(
+    "/{memory_id}/sources",
+    response_model=MemorySources,
+    response_model_exclude_none=True,
+    tags=["mnemo extensions"],
+)
+async def memory_sources(
+    memory_id: str,
+    engine: EngineDep,
+    project: ProjectDep,
+    user_id: UserQuery = None,
+    group: GroupQuery = None,
+) -> MemorySources:
+    """mnemo extension: the episodes a consolidated rule rests on, oldest first, whatever
+    their status (consolidated, active or deleted by the source policy); empty for a memory
+    that is not a rule."""
+    found = await engine.memory_sources(project, group or "default", user_id, memory_id)
+    return MemorySources.model_validate(
+        {"memory_id": memory_id, "sources": found}, from_attributes=True
     )

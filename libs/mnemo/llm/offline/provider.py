@@ -1,6 +1,6 @@
 """`OfflineLLM`: the default provider when no language model is configured.
 
-It is NOT a language model. It answers the three pipeline prompts with deterministic
+It is NOT a language model. It answers the pipeline's prompts with deterministic
 heuristics over the typed prompt context (sentence rules, templates and embedding similarity)
 so that a quickstart produces sensible memories without an API key. It never reads the
 rendered prompt text.
@@ -15,10 +15,14 @@ from pydantic import BaseModel
 
 from mnemo.embeddings.base import Embedder
 from mnemo.llm.base import C, LLMError, Prompt, R
+from mnemo.llm.offline.consolidate import consolidate
 from mnemo.llm.offline.extract import ExtractTuning, extract
+from mnemo.llm.offline.gate import GateTuning, gate
 from mnemo.llm.offline.reconcile import ReconcileTuning, reconcile
 from mnemo.llm.offline.transform import transform
+from mnemo.prompts import consolidate as consolidate_prompt
 from mnemo.prompts import extract as extract_prompt
+from mnemo.prompts import reconsolidate as gate_prompt
 from mnemo.prompts import transform as transform_prompt
 from mnemo.prompts import transform_with_context as twc_prompt
 
@@ -72,6 +76,12 @@ class OfflineLLM:
         if name == twc_prompt.PROMPT.name:
             tuning_r = ReconcileTuning(self.dedupe_threshold, self.similar_threshold)
             return await reconcile(_as(twc_prompt.Context, context), self.embedder, tuning_r)
+        if name == gate_prompt.PROMPT.name:
+            tuning_g = GateTuning(self.dedupe_threshold, self.similar_threshold)
+            return await gate(_as(gate_prompt.Context, context), self.embedder, tuning_g)
+        if name == consolidate_prompt.PROMPT.name:
+            ctx = _as(consolidate_prompt.Context, context)
+            return await consolidate(ctx, self.embedder, self.dedupe_threshold)
         raise LLMError(f"{self.label} has no heuristic for prompt {name!r}")
 
     def _warn_once(self) -> None:
