@@ -11,6 +11,7 @@ from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Memory, MemoryStatus, MemoryVersion
 from mnemo.domain.search import MemoryQuery
 from mnemo.store.commits import _keep_version
+from mnemo.store.forget import forget_memories, forget_user
 from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
 from mnemo.store.schema import drafts, memories, memory_versions
 from mnemo.store.tenancy import memory_owner_filter, visible_memories
@@ -103,6 +104,7 @@ async def erase(
         return False
     await conn.execute(delete(memory_versions).where(memory_versions.c.memory_id == memory_id))
     await conn.execute(delete(drafts).where(drafts.c.candidate["memory_id"].astext == memory_id))
+    await forget_memories(conn, [memory_id])
     return True
 
 
@@ -125,6 +127,8 @@ async def erase_user(conn: AsyncConnection, project: str, user_id: str) -> int:
     if ids:
         owned = or_(owned, drafts.c.candidate["memory_id"].astext.in_(ids))
     await conn.execute(delete(drafts).where(drafts.c.project == project, owned))
+    await forget_memories(conn, ids)
+    await forget_user(conn, project, user_id)
     return len(ids)
 
 
