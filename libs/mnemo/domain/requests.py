@@ -65,6 +65,9 @@ class GroupDocument(_Request):
     description: str = ""
     topics: list[dict[str, object]] | None = None
     pipeline: dict[str, object] | None = None
+    # Memory over time (see `mnemo.domain.consolidation` / `mnemo.domain.reconsolidation`).
+    consolidation: dict[str, object] | None = None
+    reconsolidation: dict[str, object] | None = None
 
     def as_document(self) -> dict[str, object]:
         """The document `Engine.put_group` takes (unset fields and a blank description left out)."""
