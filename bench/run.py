@@ -1,11 +1,13 @@
 """`make bench`: every benchmark section, then ONE table of figures.
 
-    python -m bench.run [--quick] [--only 1,2,3,4,5] [--workers N] [--keep]
+    python -m bench.run [--quick] [--only 1,2,3,4,5,6] [--workers N] [--keep]
 
 Sections: 1 add acknowledgement latency (HTTP, open loop); 2 pipeline throughput and lag;
 3 search latency and HNSW recall at 10k/100k; 4 side by side with mem0; 5 a profile of the
-pipeline under load. Work files (server logs, data folders, the profile) go to bench/results/
-(gitignored); the table is also written there as table.txt.
+pipeline under load; 6 memory dynamics (`bench.dynamics`: duplicates, stale facts, thrash,
+transfer, LLM calls per add, recall tracking's cost), printed as its own table. Work files
+(server logs, data folders, the profile) go to bench/results/ (gitignored); the tables are
+also written there as table.txt and dynamics.txt.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def machine() -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="mnemo benchmarks")
     parser.add_argument("--quick", action="store_true", help="short runs (about 5 minutes)")
-    parser.add_argument("--only", default="1,2,3,4,5", help="comma-separated sections")
+    parser.add_argument("--only", default="1,2,3,4,5,6", help="comma-separated sections")
     parser.add_argument("--workers", type=int, default=64, help="MNEMO_WORKERS for sections 2/4")
     parser.add_argument("--keep", action="store_true", help="keep the data folders afterwards")
     args = parser.parse_args(argv)
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     table = Table()
     table.add("machine", "host", machine())
     started = time.monotonic()
-    for number in ("1", "2", "3", "4", "5"):
+    for number in ("1", "2", "3", "4", "5", "6"):
         if number not in sections:
             continue
         began = time.monotonic()
@@ -65,6 +67,9 @@ def main(argv: list[str] | None = None) -> None:
     if not args.keep:
         shutil.rmtree(work / "data", ignore_errors=True)
     print("\n" + text)
+    dynamics = RESULTS / "dynamics.txt"
+    if "6" in sections and dynamics.exists():
+        print("\nMemory dynamics (bench.dynamics)\n" + dynamics.read_text())
 
 
 def run_section(number: str, table: Table, work: Path, args: argparse.Namespace) -> None:
@@ -79,6 +84,11 @@ def run_section(number: str, table: Table, work: Path, args: argparse.Namespace)
         from bench import compare
 
         compare.run(table, work, args.quick, args.workers)
+        return
+    if number == "6":
+        from bench.dynamics.__main__ import run_section
+
+        run_section(table, RESULTS / "dynamics.txt", args.quick)
         return
     with fake_llm(work, 0.2) as llm:
         if number == "1":

@@ -32,10 +32,16 @@ class RunRecall:
     input: AddInput
 
 
+# Rows per INSERT statement: one multi-row VALUES list (6 parameters a row stays far below
+# Postgres' 65535 parameters per statement).
+ROWS_PER_STATEMENT = 5000
+
+
 async def insert_rows(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Rows of (project, group, user_id, properties, memory_id, recalled_at)."""
-    if rows:
-        await conn.execute(insert(memory_recalls), [dict(r) for r in rows])
+    for start in range(0, len(rows), ROWS_PER_STATEMENT):
+        chunk = [dict(r) for r in rows[start : start + ROWS_PER_STATEMENT]]
+        await conn.execute(insert(memory_recalls).values(chunk))
 
 
 async def in_window(
