@@ -4,8 +4,11 @@
 
 Sections: 1 add acknowledgement latency (HTTP, open loop); 2 pipeline throughput and lag;
 3 search latency and HNSW recall at 10k/100k; 4 side by side with mem0; 5 a profile of the
-pipeline under load; 6 the distributed mode (Kafka, 1/2/4 replicas) beside the embedded one. Work files (server logs, data folders, the profile) go to bench/results/
-(gitignored); the table is also written there as table.txt.
+pipeline under load; 6 the distributed mode (Kafka, 1/2/4 replicas) beside the embedded one;
+7 memory dynamics (`bench.dynamics`: duplicates, stale facts, thrash, transfer, LLM calls per
+add, recall tracking's cost), printed as its own table. Work files (server logs, data
+folders, the profile) go to bench/results/ (gitignored); the tables are also written there
+as table.txt and dynamics.txt.
 """
 
 from __future__ import annotations
@@ -65,6 +68,9 @@ def main(argv: list[str] | None = None) -> None:
     if not args.keep:
         shutil.rmtree(work / "data", ignore_errors=True)
     print("\n" + text)
+    dynamics = RESULTS / "dynamics.txt"
+    if "6" in sections and dynamics.exists():
+        print("\nMemory dynamics (bench.dynamics)\n" + dynamics.read_text())
 
 
 def run_section(number: str, table: Table, work: Path, args: argparse.Namespace) -> None:
@@ -79,6 +85,11 @@ def run_section(number: str, table: Table, work: Path, args: argparse.Namespace)
         from bench import compare
 
         compare.run(table, work, args.quick, args.workers)
+        return
+    if number == "6":
+        from bench.dynamics.__main__ import run_section
+
+        run_section(table, RESULTS / "dynamics.txt", args.quick)
         return
     with fake_llm(work, 0.2) as llm:
         if number == "1":

@@ -19,3 +19,25 @@ BUFFER_ITEMS = Gauge("mnemo_buffer_items", "Items waiting in buffers")
 RUNS = Counter("mnemo_runs_total", "Runs by final or intermediate status", ["status"])
 RUN_LATENCY = Histogram("mnemo_run_seconds", "Add to committed latency", buckets=LATENCY_BUCKETS)
 ADD_LATENCY = Histogram("mnemo_add_seconds", "Add acknowledgement latency", buckets=LATENCY_BUCKETS)
+
+# Memory over time: recall tracking, reconsolidation and consolidation.
+RECALLS_RECORDED = Counter("mnemo_recalls_recorded_total", "Searches written to the recall log")
+RECALLS_DROPPED = Counter(
+    "mnemo_recalls_dropped_total", "Searches dropped from a full recall queue (oldest first)"
+)
+RECALL_QUEUE = Gauge("mnemo_recall_queue", "Searches waiting to be written to the recall log")
+GATE_DECISIONS = Counter(
+    "mnemo_reconsolidation_decisions_total",
+    "Reconsolidation gate decisions by decision and whether they were written",
+    ["decision", "outcome"],
+)
+RECONCILE_SKIPPED = Counter(
+    "mnemo_reconcile_skipped_total",
+    "transform_with_context batches whose related memories were all below the similarity floor",
+)
+CONSOLIDATION_PASSES = Counter(
+    "mnemo_consolidation_passes_total", "Consolidation passes by outcome", ["outcome"]
+)
+CONSOLIDATED_EPISODES = Counter(
+    "mnemo_consolidated_episodes_total", "Episodes linked to a rule by consolidation"
+)

@@ -196,6 +196,22 @@ class Settings(BaseSettings):
     # Adds waiting in memory for the next group commit, and HTTP requests in progress.
     max_queued_adds: int = Field(default=10_000, ge=1)
     max_inflight_requests: int = Field(default=1024, ge=1)
+    # transform_with_context calls the LLM only when a related memory is at least this
+    # similar (cosine) to a new one; a step's `min_similarity` overrides it. 0.3 keeps
+    # "works as an engineer" / "promoted to CEO" (0.38 with the local model) and skips
+    # unrelated facts such as "prefers dark mode" / "lives in Lisbon" (0.17).
+    reconcile_min_similarity: float = Field(default=0.3, ge=-1, le=1)
+    # How often the pipeline looks for consolidation scopes whose idle or interval trigger
+    # is due (count triggers fire at commit).
+    consolidation_tick_seconds: float = Field(default=30.0, gt=0)
+
+    # Recall tracking: every search records the ids it returned (off the hot path: a
+    # bounded in-process queue, written in batches; when full, the oldest entry is dropped).
+    recall_tracking: bool = True
+    recall_queue_size: int = Field(default=10_000, ge=10, le=1_000_000)
+    recall_flush_seconds: float = Field(default=0.5, gt=0, le=60)
+    # Recalls older than this are pruned; keep it above every group's labile window.
+    recall_retention_seconds: float = Field(default=86_400.0, ge=60)
 
     # HTTP.
     host: str = "127.0.0.1"

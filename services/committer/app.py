@@ -1,5 +1,5 @@
 """Committer: apply drafts with `stages.commit`, emit run status; apply run-status events;
-redact raw inputs past their retention."""
+redact raw inputs past their retention; run consolidation passes (`mnemo.kafka.consolidation`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from mnemo.events.codec import decode
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
 from mnemo.kafka.app import make_app
+from mnemo.kafka.consolidation import attach_consolidation
 from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.sweeps import sweep_retention_periodically
@@ -48,4 +49,5 @@ def create_app(settings: Settings) -> Stage:
     async def status(stream: faust.StreamT) -> None:
         await consume(rt, stream, lambda incoming: (status_work, True))
 
+    attach_consolidation(app, rt)
     return Stage(app, rt)

@@ -89,7 +89,9 @@ async def test_a_refused_add_never_becomes_a_run_or_a_memory(
 
     await engine.put_group(project, "kt-replayed", GROUP)
     replayed = await replay_group(cluster.ks, engine.db, "kt", "kt-replayed", project=project)
-    assert replayed.skipped["refused"] >= len(refused)  # plus any refused add the producer delivered
+    assert replayed.skipped["refused"] >= len(
+        refused
+    )  # plus any refused add the producer delivered
     assert len(replayed.run_ids) == len(accepted)
     await wait_all(engine, project, replayed.run_ids, timeout=120)
     found, _ = await engine.list_memories(

@@ -24,6 +24,7 @@ from mnemo.domain.memory import (
     RunState,
 )
 from mnemo.domain.provenance import Provenance, RunSource, VersionProvenance
+from mnemo.domain.reconsolidation import GateDecision
 from mnemo.domain.requests import AddRequest, ListRequest
 
 
@@ -85,6 +86,10 @@ class RunOut(Run):
     created_at: UtcTime
     updated_at: UtcTime
     committed_operations: CommittedOperationsOut | None = None
+    # mnemo extension, present only when a reconsolidation gate ran (Engram's shape otherwise).
+    reconsolidation: list[GateDecision] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
 
 
 class MemoryVersionOut(MemoryVersion):
@@ -119,6 +124,32 @@ class ProvenanceOut(Provenance):
     consolidated version) the memories it was made from."""
 
     versions: list[VersionProvenanceOut]  # type: ignore[assignment]
+
+
+class MemorySources(BaseModel):
+    """mnemo extension: the episodes a rule was consolidated from, oldest first (those the
+    caller may see; each with its status and `consolidated_into`)."""
+
+    memory_id: str
+    sources: list[MemoryOut]
+
+
+class ConsolidationScopeOut(BaseModel):
+    user_id: str | None
+    properties: dict[str, str]
+    new_episodes: int
+    first_new_at: UtcTime | None
+    last_new_at: UtcTime | None
+    last_pass_at: UtcTime | None
+    last_error: str | None
+
+
+class ConsolidationStatus(BaseModel):
+    """mnemo extension: a group's consolidation scopes, newest first: episodes new since
+    each scope's last pass, when it last ran, and its last error."""
+
+    group: str
+    scopes: list[ConsolidationScopeOut]
 
 
 class TopicScoping(BaseModel):

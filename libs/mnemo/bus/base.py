@@ -16,6 +16,8 @@ from typing import Any, Protocol
 # Record kinds on the pipeline channel.
 RUN = "run"  # an add: {"run_id"}
 FLUSH = "flush"  # a buffer flush: {"flush_id", "group", "step_id", "run_ids", "items", ...}
+# A consolidation check of one scope, keyed by the scope's own key: {"scope", "run_ids": []}
+CONSOLIDATE = "consolidate"
 
 PIPELINE_CHANNEL = "pipeline"
 

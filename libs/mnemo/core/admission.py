@@ -123,6 +123,7 @@ def memory_query(
         text=text,
         retrieval_type=retrieval,
         as_of=as_utc(request.as_of) if request.as_of is not None else None,
+        include_consolidated=request.include_consolidated,
     )
     try:
         visible_memories(query, group)

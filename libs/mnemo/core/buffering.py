@@ -135,6 +135,39 @@ def flush_before(
     return None
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """What the time and count triggers read of waiting items kept as a tally instead of
+    the items (consolidation keeps one per scope): how many, the first and last arrival
+    (wall clock), and their topics."""
+
+    count: int
+    first: datetime
+    last: datetime
+    topics: frozenset[str | None] = frozenset()
+
+
+def due_reason(triggers: BufferTriggers, waiting: Waiting, now: datetime) -> str | None:
+    """The first trigger that fires for the tally `waiting` at `now` (wall clock), or None."""
+    if waiting.count <= 0:
+        return None
+    if triggers.count is not None and waiting.count >= triggers.count:
+        return "count"
+    if triggers.topics_present and set(triggers.topics_present) <= waiting.topics:
+        return "topics_present"
+    if (
+        triggers.since_first_seconds is not None
+        and _elapsed(waiting.first, now) >= triggers.since_first_seconds
+    ):
+        return "since_first"
+    if triggers.idle_seconds is not None and _elapsed(waiting.last, now) >= triggers.idle_seconds:
+        return "idle"
+    every = triggers.every_seconds
+    if every is not None and _interval(now, every) > _interval(waiting.first, every):
+        return "interval"
+    return None
+
+
 def _elapsed(since: datetime, until: datetime) -> float:
     return (until - since).total_seconds()
 

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo import metrics
 from mnemo.core.admission import check_add, check_group, memory_query
+from mnemo.core.dynamics import Dynamics, ScopeState
 from mnemo.core.erasure import erase_user
 from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
@@ -72,13 +73,16 @@ class Engine:
         default_factory=lambda: TTLCache(KEY_CACHE_SECONDS)
     )
     shedder: Shedder = field(init=False)
+    dynamics: Dynamics = field(init=False)
 
     def __post_init__(self) -> None:
         self.shedder = Shedder(self.settings, self.database.db)
+        self.dynamics = Dynamics(self.db, self.deps.clock, self.settings)
 
     async def close(self) -> None:
         """Stop the transport's background work, then the providers and the database."""
         await self.transport.stop()
+        await self.dynamics.close()
         await self.deps.aclose()
         await self.database.close()
 
@@ -132,7 +136,9 @@ class Engine:
             properties=request.properties,
             root=request.root,
             now=self.deps.clock.now(),
+            recalled=request.recalled,
         )
+        await self.dynamics.before_add(project, group.name, record.user_id)
         await self.transport.submit(record)
         metrics.ADD_LATENCY.observe(time.perf_counter() - started)
         metrics.RUNS.labels(status=RunState.running.value).inc()
@@ -143,7 +149,7 @@ class Engine:
             run = await runs.get(conn, project, run_id)
         if run is None:
             raise NotFound(f"run '{run_id}' not found")
-        return run
+        return await self.dynamics.with_gate(run)
 
     async def wait_run(self, project: str, run_id: str, timeout: float) -> Run:
         """The run once it is terminal, or as it stands when `timeout` passes."""
@@ -223,7 +229,7 @@ class Engine:
         async def embed_query() -> list[float]:
             return (await self.deps.embedder.embed([query.text]))[0]
 
-        return await search_store.search(
+        found = await search_store.search(
             self.db,
             query,
             group,
@@ -231,12 +237,18 @@ class Engine:
             self.corpus_stats,
             self.settings.hybrid_alpha,
         )
+        if query.as_of is None:  # a look at the past is not a recall of today's memories
+            self.dynamics.recalled(query, group, found)
+        return await self.dynamics.with_rules(found) if query.include_consolidated else found
 
     async def list_memories(self, project: str, request: ListRequest) -> tuple[list[Memory], int]:
         group = await self._group_for_request(project, request.group)
         query = memory_query(project, group, request, self.settings.limits)
         async with self.db.connect() as conn:
-            return await memory_store.list_(conn, query, group, request.offset)
+            found, total = await memory_store.list_(conn, query, group, request.offset)
+        return (
+            await self.dynamics.with_rules(found) if query.include_consolidated else found
+        ), total
 
     async def get_memory(
         self, project: str, group: str, user_id: str | None, memory_id: str
@@ -309,6 +321,21 @@ class Engine:
         if found is None:
             raise NotFound(f"memory '{memory_id}' not found")
         return found
+
+    async def memory_sources(
+        self, project: str, group: str, user_id: str | None, memory_id: str
+    ) -> list[Memory]:
+        """The episodes a rule was consolidated from (those the caller may see)."""
+        g = await self.groups.get(project, group)
+        found = await self.dynamics.sources(project, g, normalize_user_id(user_id), memory_id)
+        if found is None:
+            raise NotFound(f"memory '{memory_id}' not found")
+        return found
+
+    async def consolidation_scopes(self, project: str, group: str) -> list[ScopeState]:
+        """A group's consolidation scopes and their trigger state, newest first."""
+        g = await self._group_for_request(project, group)
+        return await self.dynamics.scopes(project, g.name)
 
     # -- operator console reads ---------------------------------------------------------
     async def list_runs(

@@ -38,6 +38,8 @@ class RunRecord:
     updated_at: datetime
     error: str | None = None
     committed_operations: dict[str, Any] | None = field(default=None, compare=False)
+    # The memory ids the add named as recalled (reconsolidation), if it named any.
+    recalled: list[str] | None = None
 
     @classmethod
     def new(
@@ -54,6 +56,7 @@ class RunRecord:
         now: datetime,
         input_time: datetime | None = None,
         error: str | None = None,
+        recalled: list[str] | None = None,
     ) -> RunRecord:
         """A new run of `group` (whose configuration is `config`, if it could be loaded),
         admitted `now` (its `created_at`, a system time).
@@ -91,6 +94,7 @@ class RunRecord:
             created_at=now,
             updated_at=now,
             error=error,
+            recalled=list(dict.fromkeys(recalled)) if recalled is not None else None,
         )
 
     @classmethod
@@ -111,6 +115,7 @@ class RunRecord:
             updated_at=row["updated_at"],
             error=row["error"],
             committed_operations=row["committed_operations"],
+            recalled=row.get("recalled"),
         )
 
     def to_row(self) -> dict[str, Any]:
@@ -131,6 +136,7 @@ class RunRecord:
             "error": self.error,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            "recalled": self.recalled,
         }
 
     def batch(self) -> Batch:

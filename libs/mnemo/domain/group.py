@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mnemo.domain.consolidation import ConsolidationConfig, consolidation_problems
 from mnemo.domain.pipeline import (
     BufferStep,
     ExtractStep,
@@ -11,7 +12,9 @@ from mnemo.domain.pipeline import (
     Pipeline,
     Step,
     TransformStep,
+    TransformWithContextStep,
 )
+from mnemo.domain.reconsolidation import ReconsolidationConfig
 from mnemo.domain.retention import RetentionPolicy
 from mnemo.domain.topics import Topic
 
@@ -25,6 +28,9 @@ class GroupConfig(BaseModel):
     pipeline: Pipeline
     template: str | None = None
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
+    # Memory over time (mnemo's own group endpoints show them; GET /v1/groups does not).
+    consolidation: ConsolidationConfig | None = None
+    reconsolidation: ReconsolidationConfig | None = None
 
     @model_validator(mode="after")
     def _topics_consistent(self) -> GroupConfig:
@@ -41,6 +47,17 @@ class GroupConfig(BaseModel):
             unknown = [t for t in referenced if t not in known]
             if unknown:
                 raise ValueError(f"step '{step.id}' names unknown topics: {', '.join(unknown)}")
+        if self.consolidation is not None:
+            problems = consolidation_problems(self.consolidation, {t.name: t for t in self.topics})
+            if problems:
+                raise ValueError("; ".join(problems))
+        if self.reconsolidation is not None and not any(
+            isinstance(s, TransformWithContextStep) for s in self.pipeline.steps
+        ):
+            raise ValueError(
+                "reconsolidation: the gate runs in transform_with_context, and the pipeline "
+                "has no such step"
+            )
         return self
 
     def topic(self, name: str) -> Topic:

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo.domain.event_time import Span
+from mnemo.domain.reconsolidation import GateDecision
 
 
 class RunState(StrEnum):
@@ -23,10 +24,13 @@ class RunState(StrEnum):
 
 
 class MemoryStatus(StrEnum):
-    """A committed memory is active (searchable) or archived (deleted, history kept)."""
+    """A committed memory is active (searchable), archived (deleted, history kept) or
+    consolidated (an episode a rule now holds: out of default search and list, reachable
+    through the rule's sources and with `include_consolidated`)."""
 
     active = "active"
     archived = "archived"
+    consolidated = "consolidated"
 
 
 class Candidate(BaseModel):
@@ -49,6 +53,10 @@ class Candidate(BaseModel):
     # candidates made before event times existed (commit then uses its own time).
     event_time: datetime | None = None
     event_time_end: datetime | None = None
+    # Consolidation: the episodes a rule rests on; commit links them to the rule.
+    sources: list[str] = Field(default_factory=list)
+    # Reconsolidation: a rewrite the gate decided; commit enforces the hourly cap.
+    gate: Literal["extend", "contradict"] | None = None
 
     @property
     def span(self) -> Span | None:
@@ -83,6 +91,10 @@ class Memory(BaseModel):
     score: float | None = None
     event_time: datetime | None = Field(default=None, description=EVENT_TIME)
     event_time_end: datetime | None = Field(default=None, description=EVENT_TIME_END)
+    # mnemo extensions, set only for memories that are not active (e.g. `consolidated`, with
+    # the rule that holds them), so active memories keep Engram's shape.
+    status: MemoryStatus | None = None
+    consolidated_into: str | None = None
 
 
 class MemoryVersion(BaseModel):
@@ -126,3 +138,5 @@ class Run(BaseModel):
     committed_operations: CommittedOperations | None = None
     # mnemo extension: the run's user was erased; its input, user id and properties are gone.
     erased: bool = False
+    # mnemo extension: the reconsolidation gate's decisions of this run (None: no gate ran).
+    reconsolidation: list[GateDecision] | None = None

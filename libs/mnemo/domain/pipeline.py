@@ -50,6 +50,9 @@ class TransformWithContextStep(_Step):
         "memories that repeat existing ones."
     )
     context_limit: int = Field(default=10, ge=1, le=100)
+    # The LLM is called only when some related memory is at least this similar (cosine) to a
+    # new one; unset: the `reconcile_min_similarity` setting. -1 always calls it.
+    min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
 
 
 class BufferTriggers(BaseModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field, field_validator
 
@@ -13,6 +13,7 @@ from mnemo.domain.search import Name, PropertyKey, PropertyValue, RetrievalType,
 from mnemo.domain.wire import WireModel
 
 Properties = dict[PropertyKey, PropertyValue]
+MemoryId = Annotated[str, Field(min_length=1, max_length=128)]
 AS_OF = (
     "mnemo extension: an RFC 3339 system time with its offset (e.g. 2026-01-01T12:00:00Z). "
     "Answers from the memories as they stood at that time, earlier versions included: a "
@@ -34,6 +35,9 @@ class AddRequest(_Request):
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
     root: Name | None = None
+    # mnemo extension: the memory ids the agent used for this turn (reconsolidation);
+    # without it, the scope's recalls inside the group's labile window count.
+    recalled: list[MemoryId] | None = Field(default=None, max_length=100)
 
 
 class RetrievalConfig(_Request):
@@ -49,6 +53,8 @@ class SearchRequest(_Request):
     properties: Properties | None = None
     retrieval_config: RetrievalConfig | None = None
     as_of: AwareDatetime | None = Field(default=None, description=AS_OF)
+    # mnemo extension: also return consolidated episodes (marked with their rule).
+    include_consolidated: bool = False
 
 
 class ListRequest(_Request):
@@ -60,6 +66,8 @@ class ListRequest(_Request):
     # mnemo extension: skip this many (newest first) to page through all matches.
     offset: int = Field(default=0, ge=0)
     as_of: AwareDatetime | None = Field(default=None, description=AS_OF)
+    # mnemo extension: also list consolidated episodes (marked with their rule).
+    include_consolidated: bool = False
 
 
 class GroupDocument(_Request):
@@ -71,6 +79,9 @@ class GroupDocument(_Request):
     pipeline: dict[str, object] | None = None
     # {raw_input_days, drop_raw_input_at_commit}: see mnemo.domain.retention.
     retention: dict[str, object] | None = None
+    # Memory over time (see `mnemo.domain.consolidation` / `mnemo.domain.reconsolidation`).
+    consolidation: dict[str, object] | None = None
+    reconsolidation: dict[str, object] | None = None
 
     def as_document(self) -> dict[str, object]:
         """The document `Engine.put_group` takes (unset fields and a blank description left out)."""

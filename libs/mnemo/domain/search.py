@@ -44,3 +44,5 @@ class MemoryQuery(BaseModel):
     retrieval_type: RetrievalType = "hybrid"
     # A system time: answer from the memories as they stood then (None: as they are now).
     as_of: datetime | None = None
+    # Also match consolidated episodes (an explicit search and list option).
+    include_consolidated: bool = False

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
-from mnemo.bus.base import FLUSH, PIPELINE_CHANNEL, RUN, Bus, Record
+from mnemo.bus.base import CONSOLIDATE, FLUSH, PIPELINE_CHANNEL, RUN, Bus, Record
 from mnemo.core.buffering import (
     Held,
     WindowEntry,
@@ -35,6 +35,7 @@ from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep, CommitStep, Step
 from mnemo.domain.retention import Redaction
+from mnemo.engine.consolidation import check_payload, consolidate
 from mnemo.steps.base import Batch, Deps
 from mnemo.steps.commit import commit
 from mnemo.steps.extract import pre_extracted_candidates
@@ -52,6 +53,9 @@ class PipelineRunner:
     async def handle(self, tx: AsyncConnection, record: Record) -> None:
         kind = record.payload["kind"]
         metrics.RECORDS_IN.labels(stage=kind).inc()
+        if kind == CONSOLIDATE:
+            await consolidate(self.deps, self.groups, tx, record.payload)
+            return
         if kind == RUN:
             started = await self._start_run(tx, record)
         elif kind == FLUSH:
@@ -115,6 +119,8 @@ class PipelineRunner:
                 ops = await commit(self.deps, tx, group, step, batch)
                 if ops is not None and ops.withdrawn:
                     return  # an erased user's runs: nothing was committed, nothing goes on
+                for scope in ops.due if ops else []:
+                    await self.bus.publish(tx, PIPELINE_CHANNEL, scope.key, check_payload(scope))
             metrics.STEP_LATENCY.labels(step=step.kind).observe(time.perf_counter() - started)
             step = group.pipeline.following(step)
 

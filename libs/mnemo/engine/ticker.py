@@ -1,5 +1,6 @@
 """Time triggers: periodically flush buffers whose idle, since-first or interval time is up,
-and, less often, redact raw inputs past their group's retention.
+and, less often, redact raw inputs past their group's retention and (every
+`consolidation_tick_seconds`) publish the consolidation checks that are due.
 
 A buffer whose step its group no longer has (the group was replaced) is given up: its
 runs fail with an error naming the step, and can be retried through the current pipeline.
@@ -17,6 +18,7 @@ from mnemo.core.retention import sweep_expired
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import BufferStep, MissingStep
 from mnemo.domain.requests import NotFound
+from mnemo.engine.consolidation import publish_due
 from mnemo.engine.runner import PipelineRunner
 from mnemo.store import buffers, runs
 
@@ -70,7 +72,7 @@ async def give_up(runner: PipelineRunner, buffer: buffers.BufferKey, exc: Except
 async def run_ticker(
     runner: PipelineRunner, every_seconds: float, stop: asyncio.Event, sweep_seconds: float
 ) -> None:
-    last_sweep = float("-inf")
+    last_sweep = consolidated_at = float("-inf")
     while not stop.is_set():
         try:
             await tick(runner)
@@ -78,6 +80,12 @@ async def run_ticker(
                 last_sweep = time.monotonic()
                 if redacted := await sweep_expired(runner.deps.db, runner.deps.clock):
                     log.info("retention: redacted the raw input of %d run(s)", redacted)
+            if (
+                time.monotonic() - consolidated_at
+                >= runner.deps.settings.consolidation_tick_seconds
+            ):
+                consolidated_at = time.monotonic()
+                await publish_due(runner.deps, runner.groups, runner.bus)
         except Exception as exc:
             if is_transient(exc):  # an outage: one line, not a traceback a second
                 log.warning("buffer ticker: database unavailable (%s)", describe(exc, 300))

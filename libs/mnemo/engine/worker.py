@@ -34,7 +34,7 @@ TRANSIENT_BACKOFF_CAP_SECONDS = 5.0
 
 def run_ids_of(record: Record) -> list[str]:
     payload = record.payload
-    return list(payload.get("run_ids") or [payload["run_id"]])
+    return list(payload["run_ids"] if "run_ids" in payload else [payload["run_id"]])
 
 
 class WorkerPool:

@@ -18,6 +18,8 @@ class ChannelKind(StrEnum):
     status = "run-status"  # RunStatusEvent -> committer (writes the runs table)
     dlq = "dlq"  # DlqRecord: poison records with their error -> `mnemo dlq`
     ticks = "buffer-ticks"  # internal: the buffer service's time-trigger ticks
+    # ConsolidationCheck, keyed by the consolidation scope's own key -> committer
+    consolidation = "consolidation"
 
 
 # Keyed by scope key and co-partitioned: they all have the same partition count.
@@ -28,6 +30,7 @@ PIPELINE_CHANNELS = (
     ChannelKind.drafts,
     ChannelKind.status,
     ChannelKind.ticks,
+    ChannelKind.consolidation,
 )
 
 

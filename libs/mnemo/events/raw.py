@@ -12,7 +12,8 @@ Outside producers may publish conversation events here directly, without the gat
         "input": {"conversation": {"messages": [{"role": "user", "content": "..."}]}},
         "root": null,                      # optional: start at this step id
         "run_id": null,                    # optional: omit and the extractor derives one
-        "created_at": "2026-01-01T00:00:00Z"   # optional: when the input happened
+        "created_at": "2026-01-01T00:00:00Z",  # optional: when the input happened
+        "recalled": ["<memory id>", ...]   # optional: memories the agent used (reconsolidation)
       }                                    # ("origin" is the gateway's; leave it out)
     key: the scope key, `RawEvent.scope_key_for(scope_property_keys)` (any stable key per scope
          keeps order; the scope key also keeps the same partition as gateway adds).
@@ -54,6 +55,7 @@ class RawEvent(BaseModel):
     input: AddInput
     root: str | None = None
     created_at: datetime | None = None
+    recalled: list[str] | None = Field(default=None, max_length=100)
     # Set by the gateway, whose run row always exists before the record is produced: a
     # gateway record without a row was refused (503) and is dropped. Outside producers omit it.
     origin: Literal["gateway", "external"] = "external"

@@ -31,7 +31,7 @@ SOURCES: dict[str, tuple[ChannelKind, ...]] = {
     "extractor": (ChannelKind.raw,),
     "buffer": (ChannelKind.extracted,),
     "transformer": (ChannelKind.batches,),
-    "committer": (ChannelKind.drafts, ChannelKind.status),
+    "committer": (ChannelKind.drafts, ChannelKind.status, ChannelKind.consolidation),
 }
 
 

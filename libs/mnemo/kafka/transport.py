@@ -47,6 +47,7 @@ def raw_event(record: RunRecord) -> RawEvent:
         input=record.input,
         root=record.starting_step_id,
         created_at=record.created_at,
+        recalled=record.recalled,
         origin="gateway",
     )
 

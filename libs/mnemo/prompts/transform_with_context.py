@@ -18,6 +18,8 @@ class ExistingMemory(BaseModel):
     content: str
     # When its evidence happened (the end of its event-time range).
     event_time: datetime | None = None
+    # Context only: it may not be rewritten or deleted (e.g. reconsolidation's only_recalled).
+    read_only: bool = False
 
 
 class NewMemory(BaseModel):
@@ -57,7 +59,13 @@ def messages(ctx: Context) -> list[ChatMessage]:
         "(give the full new content) or 'delete' it. Never lose information silently: when a "
         "new fact changes an existing one, rewrite the existing memory. Omitted memories are "
         "kept unchanged. event_time (UTC) says when a memory's evidence happened: the later "
-        f"one is the current fact.\nInstructions: {ctx.instructions}"
+        "one is the current fact."
+        + (
+            " Existing memories marked read_only are context only: keep them."
+            if any(m.read_only for m in ctx.existing)
+            else ""
+        )
+        + f"\nInstructions: {ctx.instructions}"
     )
     body = {
         "existing": [_shown(m) for m in ctx.existing],
@@ -70,7 +78,11 @@ def messages(ctx: Context) -> list[ChatMessage]:
 
 
 def _shown(memory: ExistingMemory | NewMemory) -> dict[str, object]:
-    shown = memory.model_dump(exclude={"event_time"})
+    """The memory as the prompt shows it: event time as a UTC stamp; `read_only` only when
+    set, so the prompt of a pipeline without reconsolidation is unchanged."""
+    shown = memory.model_dump(exclude={"event_time", "read_only"})
+    if isinstance(memory, ExistingMemory) and memory.read_only:
+        shown["read_only"] = True
     if memory.event_time is not None:
         shown["event_time"] = stamp(memory.event_time)
     return shown

@@ -11,8 +11,10 @@ from mnemo.core.groups import GroupCache
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import CommitStep, Step
 from mnemo.events.channels import ChannelKind
+from mnemo.events.consolidation import ConsolidationCheck
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
+from mnemo.stages.consolidate import check_emits
 from mnemo.stages.routing import COMMITTER_LEAD_KINDS, Emit, forward
 from mnemo.steps.base import Deps
 from mnemo.steps.commit import commit
@@ -31,7 +33,8 @@ async def commit_stage(
 
     A redelivered batch changes nothing and emits nothing, nor does a batch holding runs of
     a user erased since (the commit step failed its runs). An applied one emits `completed`
-    for its runs and, for a commit step with `next`, forwards the batch.
+    for its runs, for a commit step with `next` forwards the batch, and emits a consolidation
+    check for each scope whose count trigger its new episodes fired.
     """
     batch = event.batch
     group = await groups.get(batch.project, batch.group)
@@ -56,4 +59,5 @@ async def commit_stage(
     )
     emits = [Emit(ChannelKind.status, batch.scope_key, status)]
     emits += forward(group.pipeline.following(step), batch, event.run_started)
+    emits += check_emits([ConsolidationCheck.of(scope) for scope in ops.due])
     return CommitOutcome(applied=True, emits=emits)

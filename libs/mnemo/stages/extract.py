@@ -153,6 +153,7 @@ def _request(event: RawEvent) -> AddRequest:
         group=event.group,
         properties=event.properties or None,
         root=event.root,
+        recalled=event.recalled,
     )
 
 
@@ -174,4 +175,5 @@ def _record(
         now=deps.clock.now(),
         input_time=event.created_at,
         error=error,
+        recalled=event.recalled,
     )

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from mnemo.clock import Clock
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Candidate
+from mnemo.domain.reconsolidation import GateDecision
 from mnemo.embeddings.base import Embedder
 from mnemo.llm.base import LLM
 from mnemo.settings import Settings
@@ -51,6 +52,8 @@ class Batch(BaseModel):
     # The latest event time of the batch's inputs: what a run that extracted nothing counts
     # as in a buffer, and the fallback time of candidates made without one.
     event_time: datetime | None = None
+    # The reconsolidation gate's decisions so far; commit records them with the outcome.
+    gate: list[GateDecision] = Field(default_factory=list)
 
     @property
     def run_id(self) -> str:

@@ -9,8 +9,10 @@ from mnemo import metrics
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import CommitStep
+from mnemo.domain.reconsolidation import GateDecision
 from mnemo.steps.base import Batch, Deps
-from mnemo.store import commits, erasure, retention, runs, tombstones
+from mnemo.steps.consolidate import note_episodes
+from mnemo.store import commits, erasure, reconsolidations, retention, runs, tombstones
 
 
 async def commit(
@@ -18,7 +20,11 @@ async def commit(
 ) -> commits.Operations | None:
     """Persist in `tx`. Returns None when this batch was committed before (a redelivery),
     and `withdrawn` operations when it holds runs of a user erased since their admission
-    (then nothing is persisted, and the pipeline stops here)."""
+    (then nothing is persisted, and the pipeline stops here).
+
+    Besides the memories, it records the reconsolidation gate's decisions with what became
+    of them, and counts new episodes for consolidation (`Operations.due`: scopes whose
+    count trigger fires now)."""
     now = deps.clock.now()
     erased = await tombstones.guard(tx, batch.run_ids)
     if erased:
@@ -40,4 +46,24 @@ async def commit(
         metrics.RUNS.labels(status=RunState.completed.value).inc(len(completed))
         for created_at in completed:
             metrics.RUN_LATENCY.observe(max(0.0, (now - created_at).total_seconds()))
+        gate = _settled(batch.gate, ops.gate)
+        await reconsolidations.record(
+            tx, project=batch.project, group=group.name, run_id=batch.run_id,
+            user_id=batch.user_id, gate=gate, now=now,
+        )  # fmt: skip
+        ops.due = await note_episodes(tx, batch.project, group, ops.created, now)
     return ops
+
+
+def _settled(gate: list[GateDecision], written: dict[str, str | None]) -> list[GateDecision]:
+    """The gate's decisions with the commit's outcome: a rewrite is applied unless the
+    commit refused it (the hourly cap, an unchanged content, a memory gone meanwhile)."""
+    out = []
+    for decision in gate:
+        if decision.memory_id in written:
+            reason = written[decision.memory_id]
+            decision = decision.model_copy(update={"applied": reason is None, "reason": reason})
+        outcome = "written" if decision.applied else "not_written"
+        metrics.GATE_DECISIONS.labels(decision=decision.decision, outcome=outcome).inc()
+        out.append(decision)
+    return out

@@ -1,11 +1,18 @@
 """Transform with context: reconcile new candidates with related committed memories.
 
-One structured LLM call decides for each retrieved and each new memory: keep, rewrite
-(content) or delete. Rewrites of committed memories keep their history at commit.
+With a `reconsolidation` section, the gate (`steps.reconsolidate`) first decides on the
+memories the add recalled. Then, for the new candidates the gate did not account for, one
+structured LLM call decides for each related and each new memory: keep, rewrite (content)
+or delete. Rewrites of committed memories keep their history at commit.
+
+The call is made only when a related memory is close enough: its cosine similarity to a new
+candidate must reach the step's `min_similarity` (default: the `reconcile_min_similarity`
+setting); otherwise the candidates are kept as they are, without an LLM call.
 """
 
 from __future__ import annotations
 
+from mnemo import metrics
 from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory
@@ -13,6 +20,7 @@ from mnemo.domain.pipeline import TransformWithContextStep
 from mnemo.domain.search import MemoryQuery, TopicSelector
 from mnemo.prompts import transform_with_context as twc_prompt
 from mnemo.steps.base import Batch, Deps
+from mnemo.steps.reconsolidate import GateOutcome, gate
 from mnemo.store.rows import memory_from_row
 from mnemo.store.search import vector_search
 from mnemo.store.tenancy import visible_memories
@@ -26,14 +34,52 @@ async def transform_with_context(
     fresh = [c for c in batch.candidates if not _skips(group, c) and c.op == "create"]
     if not fresh:
         return batch.candidates
-    existing = await _related(deps, group, step, batch, fresh)
-    if not existing:
-        return batch.candidates
+    others = [c for c in batch.candidates if c not in passthrough and c not in fresh]
+    decided = await gate(deps, group, batch, fresh)
+    batch.gate = [*batch.gate, *decided.decisions]
+    remaining = [c for i, c in enumerate(fresh) if i not in decided.covered]
+    settled = passthrough + others + decided.updates
+    if not remaining:
+        return settled
+    related = await _related(deps, group, step, batch, remaining)
+    existing = {k: m for k, (m, _) in related.items() if k not in decided.decided}
+    floor = step.min_similarity
+    if floor is None:
+        floor = deps.settings.reconcile_min_similarity
+    if not existing or max(related[k][1] for k in existing) < floor:
+        if existing:
+            metrics.RECONCILE_SKIPPED.inc()
+        return settled + remaining
+    read_only = _read_only(group, decided, existing)
+    return settled + await _reconcile(deps, step, batch, remaining, existing, read_only)
+
+
+def _read_only(group: GroupConfig, decided: GateOutcome, existing: dict[str, Memory]) -> set[str]:
+    """Memories reconcile may show but not write: those the gate refused or capped, and
+    with `only_recalled`, every memory the add did not recall."""
+    frozen = set(decided.frozen)
+    if group.reconsolidation is not None and group.reconsolidation.only_recalled:
+        frozen |= {k for k in existing if k not in decided.recalled}
+    return frozen
+
+
+async def _reconcile(
+    deps: Deps,
+    step: TransformWithContextStep,
+    batch: Batch,
+    fresh: list[Candidate],
+    existing: dict[str, Memory],
+    read_only: set[str],
+) -> list[Candidate]:
     context = twc_prompt.Context(
         instructions=step.instructions,
         existing=[
             twc_prompt.ExistingMemory(
-                id=m.id, topic=m.topic, content=m.content, event_time=m.event_time_end
+                id=m.id,
+                topic=m.topic,
+                content=m.content,
+                event_time=m.event_time_end,
+                read_only=m.id in read_only,
             )
             for m in existing.values()
         ],
@@ -48,9 +94,7 @@ async def transform_with_context(
     # memory's own range.
     news = Span.join(c.span for c in fresh)
     answer = await deps.llm.complete(twc_prompt.PROMPT, context)
-    out = list(passthrough) + [
-        c for c in batch.candidates if c not in passthrough and c not in fresh
-    ]
+    out = []
     new_decisions = {d.index: d for d in answer.new}
     for i, candidate in enumerate(fresh):
         decision = new_decisions.get(i)
@@ -60,7 +104,7 @@ async def transform_with_context(
             out.append(candidate.model_copy(update={"content": decision.content.strip()}))
     for verdict in answer.existing:
         memory = existing.get(verdict.id)
-        if memory is None or verdict.action == "keep":
+        if memory is None or verdict.action == "keep" or memory.id in read_only:
             continue  # unknown ids are ignored: the model may not invent targets
         if verdict.action == "rewrite" and not (verdict.content and verdict.content.strip()):
             continue
@@ -89,8 +133,9 @@ async def _related(
     step: TransformWithContextStep,
     batch: Batch,
     fresh: list[Candidate],
-) -> dict[str, Memory]:
-    """Committed memories related to any new candidate, in the candidate's own scope."""
+) -> dict[str, tuple[Memory, float]]:
+    """Committed memories related to any new candidate, in the candidate's own scope, with
+    their highest cosine similarity to one of them."""
     selectors = tuple(
         TopicSelector(
             name=t.name,
@@ -113,9 +158,11 @@ async def _related(
     )
     where = visible_memories(query, group)
     vectors = await deps.embedder.embed([c.content for c in fresh])
-    found: dict[str, Memory] = {}
+    found: dict[str, tuple[Memory, float]] = {}
     async with deps.db.connect() as conn:
         for vector in vectors:
-            for row, _score in await vector_search(conn, where, vector, step.context_limit):
-                found.setdefault(row.id, memory_from_row(row))
+            for row, score in await vector_search(conn, where, vector, step.context_limit):
+                cosine = 2.0 * score - 1.0  # vector_search scores (cos + 1) / 2
+                if row.id not in found or cosine > found[row.id][1]:
+                    found[row.id] = (found.get(row.id, (memory_from_row(row), 0.0))[0], cosine)
     return found

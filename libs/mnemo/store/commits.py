@@ -9,17 +9,19 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from mnemo.domain.consolidation import EpisodeScope
 from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, MemoryStatus
 from mnemo.domain.scope import bounded_memory_id, scoped_properties, topic_scope
+from mnemo.store import consolidation, reconsolidations
 from mnemo.store.schema import applied_batches, drafts, memories, memory_versions
 
 
@@ -34,6 +36,12 @@ class Operations:
 
     by_run: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     withdrawn: bool = False
+    # The memories this batch created (consolidation counts new episodes from them).
+    created: list[Candidate] = field(default_factory=list)
+    # Gate rewrites (reconsolidation): memory id -> None when written, else why not.
+    gate: dict[str, str | None] = field(default_factory=dict)
+    # Consolidation scopes whose count trigger fired with this batch (steps.commit).
+    due: list[EpisodeScope] = field(default_factory=list)
 
     def add(self, run_id: str, kind: str, memory_id: str) -> None:
         ops = self.by_run.setdefault(run_id, {"created": [], "updated": [], "deleted": []})
@@ -146,6 +154,9 @@ async def _apply_one(
             await archive_row(conn, current._mapping, c.run_id, now)
             ops.add(c.run_id, "deleted", current.id)
         return
+    if c.gate is not None and (current is None or c.memory_id is None):
+        ops.gate[c.memory_id or ""] = "the memory no longer exists"
+        return
     vector = list(embeddings[c.content])
     evidence = c.span or Span(now, now)  # a candidate from before event times existed
     if current is None:
@@ -174,9 +185,22 @@ async def _apply_one(
             )
         )
         ops.add(c.run_id, "created", new_id)
+        ops.created.append(c.model_copy(update={"memory_id": new_id}))
+        await _link(conn, group, new_id, c, now)
         return
+    if c.op == "update" and current.status != MemoryStatus.active:
+        if c.gate is not None:
+            ops.gate[current.id] = "the memory is no longer active"
+        return  # deleted or consolidated since it was read: a rewrite never revives it
     if current.content == c.content and current.status == MemoryStatus.active:
+        if c.gate is not None:
+            ops.gate[current.id] = "restatement: the content is unchanged"
+        await _link(conn, group, current.id, c, now)
         return  # nothing changed: no new version, no operation
+    if c.gate is not None:
+        ops.gate[current.id] = await _over_cap(conn, group, current.id, now)
+        if ops.gate[current.id]:
+            return
     await _keep_version(conn, current._mapping, "updated", c.run_id, now)
     # The rewritten content rests on the old evidence and the new: the range grows.
     span = evidence.union(Span(current.event_time, current.event_time_end))
@@ -197,6 +221,26 @@ async def _apply_one(
         )
     )
     ops.add(c.run_id, "updated", current.id)
+    await _link(conn, group, current.id, c, now)
+
+
+async def _link(
+    conn: AsyncConnection, group: GroupConfig, memory_id: str, c: Candidate, now: datetime
+) -> None:
+    """A rule (consolidation) holds its sources from the commit that writes it."""
+    if c.sources:
+        await consolidation.link_sources(
+            conn, group, memory_id, c.sources, c.run_id, now, _keep_version
+        )
+
+
+async def _over_cap(
+    conn: AsyncConnection, group: GroupConfig, memory_id: str, now: datetime
+) -> str | None:
+    """Why a gate rewrite of the (locked) memory may not be written, or None."""
+    cap = group.reconsolidation.max_per_hour if group.reconsolidation else 0
+    written = await reconsolidations.written_since(conn, memory_id, now - timedelta(hours=1))
+    return f"cap: {cap} reconsolidations per memory per hour" if written >= cap else None
 
 
 def _same_scope_or_raise(

@@ -26,6 +26,7 @@ from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import RunState
 from mnemo.domain.retention import Redaction
 from mnemo.store import runs as run_store
+from mnemo.store.forget import forget_memories, forget_user
 from mnemo.store.schema import buffer_items, bus_records, drafts, memories, memory_versions, runs
 from mnemo.store.tenancy import memory_owner_filter
 
@@ -76,6 +77,8 @@ async def erase_user(
         conn, buffer_items, (buffer_items.c.project == project) & buffer_items.c.run_id.in_(run_ids)
     )
     report.bus_records = await _delete_unlocked(conn, bus_records, _bus_records_of(run_ids))
+    await forget_memories(conn, memory_ids)  # memory over time: links, recalls, gate decisions
+    await forget_user(conn, project, user_id)
     report.runs_redacted, report.runs_stopped = await redact_erased_runs(
         conn, run_ids, now, open_runs={r.run_id for r in found if r.status in OPEN_STATES}
     )
@@ -114,6 +117,7 @@ async def redact_erased_runs(
             user_id=None,
             properties={},
             raw_input={},
+            recalled=None,
             scope_key=ERASED_SCOPE_KEY,
             error=case(
                 (is_open, STOPPED_RUN_ERROR),
@@ -168,6 +172,7 @@ async def erase_memory(
         )
     ).all()
     texts = sorted({row.content, *(v.content for v in versions)})
+    await forget_memories(conn, [memory_id])
     in_group = (drafts.c.project == project) & (drafts.c.group == group.name)
     await conn.execute(
         delete(drafts).where(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemo.domain.memory import Memory
+from mnemo.domain.memory import Memory, MemoryStatus
 from mnemo.store.schema import memories
 
 MEMORY_COLUMNS = (
@@ -19,6 +19,7 @@ MEMORY_COLUMNS = (
     memories.c.updated_at,
     memories.c.event_time,
     memories.c.event_time_end,
+    memories.c.status,
 )
 
 
@@ -38,4 +39,6 @@ def memory_from_row(row: Any, score: float | None = None) -> Memory:
         score=score,
         event_time=m["event_time"],
         event_time_end=m["event_time_end"],
+        # Only a memory that is not active says its status (Engram's shape stays as it was).
+        status=None if m["status"] == MemoryStatus.active else MemoryStatus(m["status"]),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Computed,
     DateTime,
@@ -85,6 +86,8 @@ runs = Table(
     # When the pipeline took the run's queued record; NULL while only queued (Kafka mode:
     # the gateway may refuse the add until then; see migration 0010).
     Column("admitted_at", DateTime(timezone=True)),
+    # The memory ids an add named as recalled (reconsolidation); NULL: it named none.
+    Column("recalled", JSONB),
     Index("runs_project_user", "project", "user_id"),
     Index("runs_project_created", "project", "created_at", "run_id"),
     Index(
@@ -257,4 +260,74 @@ worker_heartbeats = Table(
     Column("pid", Integer, nullable=False),
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("beat_at", DateTime(timezone=True), nullable=False),
+)
+
+# -- Memory over time (migration 0006) ------------------------------------------------------
+
+# Consolidation: which rule holds each source episode (a memory is the source of at most
+# one rule); the rule's sources are the rows with its id.
+memory_sources = Table(
+    "memory_sources",
+    metadata,
+    Column("source_id", String, primary_key=True),
+    Column("rule_id", String, nullable=False),
+    Column("project", String, nullable=False),
+    Column("group", String, nullable=False),
+    Column("pass_id", String, nullable=False),
+    Column("linked_at", DateTime(timezone=True), nullable=False),
+    Index("memory_sources_rule", "rule_id"),
+)
+
+# Consolidation: per scope, the episodes new since its last pass (what the triggers see).
+consolidation_scopes = Table(
+    "consolidation_scopes",
+    metadata,
+    Column("project", String, primary_key=True),
+    Column("group", String, primary_key=True),
+    Column("scope_key", String, primary_key=True),
+    Column("user_id", String),
+    Column("properties", JSONB, nullable=False),
+    Column("new_count", Integer, nullable=False),
+    Column("first_new_at", DateTime(timezone=True)),
+    Column("last_new_at", DateTime(timezone=True)),
+    Column("last_pass_at", DateTime(timezone=True)),
+    Column("last_error", Text),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index("consolidation_scopes_waiting", "new_count", postgresql_where=text("new_count > 0")),
+)
+
+# Reconsolidation: which memory ids each search returned, for whom, and when.
+memory_recalls = Table(
+    "memory_recalls",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("project", String, nullable=False),
+    Column("group", String, nullable=False),
+    Column("user_id", String),
+    Column("properties", JSONB, nullable=False),
+    Column("memory_id", String, nullable=False),
+    Column("recalled_at", DateTime(timezone=True), nullable=False),
+    Index("memory_recalls_scope", "project", "group", "user_id", "recalled_at"),
+    Index("memory_recalls_memory", "memory_id"),
+    Index("memory_recalls_at", "recalled_at", postgresql_using="brin"),
+)
+
+# Reconsolidation: the gate's decision per recalled memory and run, and whether it was written
+# (the hourly cap counts the written ones).
+reconsolidation_decisions = Table(
+    "reconsolidation_decisions",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("project", String, nullable=False),
+    Column("group", String, nullable=False),
+    Column("run_id", String, nullable=False),
+    Column("memory_id", String, nullable=False),
+    Column("user_id", String),
+    Column("decision", String, nullable=False),
+    Column("evidence", Text, nullable=False),
+    Column("applied", Boolean, nullable=False),
+    Column("reason", Text),
+    Column("decided_at", DateTime(timezone=True), nullable=False),
+    Index("reconsolidation_decisions_run", "run_id"),
+    Index("reconsolidation_decisions_memory", "memory_id", "decided_at"),
 )

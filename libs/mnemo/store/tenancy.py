@@ -123,9 +123,14 @@ def visible_memories(query: MemoryQuery, group: GroupConfig) -> ColumnElement[bo
         raise IsolationError(problems)
     if not patterns:
         return false()
+    status = (
+        memories.c.status.in_([MemoryStatus.active, MemoryStatus.consolidated])
+        if query.include_consolidated
+        else memories.c.status == MemoryStatus.active
+    )
     clauses = [
         tenant_filter(query.project, query.group),
-        memories.c.status == MemoryStatus.active,
+        status,
         memories.c.topic == any_(_array(sorted(shared | own), String)),
     ]
     if own:  # user-scoped topics: only the caller's memories (hard isolation)

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from mnemo.api.deps import EngineDep, ProjectDep
-from mnemo.api.schemas import GroupList, GroupSummary
+from mnemo.api.schemas import ConsolidationStatus, GroupList, GroupSummary
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import GroupDocument
 
@@ -38,3 +38,14 @@ async def put_group(
     The document is the JSON equivalent of a group YAML file.
     """
     return await engine.put_group(project, name, body.as_document())
+
+
+@router.get("/{name}/consolidation", response_model=ConsolidationStatus, tags=["mnemo extensions"])
+async def consolidation_status(
+    name: GroupName, engine: EngineDep, project: ProjectDep
+) -> ConsolidationStatus:
+    """mnemo extension: the group's consolidation scopes and their trigger state."""
+    scopes = await engine.consolidation_scopes(project, name)
+    return ConsolidationStatus.model_validate(
+        {"group": name, "scopes": scopes}, from_attributes=True
+    )

@@ -16,6 +16,7 @@ from mnemo.api.schemas import (
     MemoryHistory,
     MemoryOut,
     MemoryPage,
+    MemorySources,
     ProvenanceOut,
 )
 from mnemo.domain.limits import USER_ID_CHARS
@@ -124,3 +125,25 @@ async def memory_provenance(
     event times, the run's raw input while retained). 404 as for reading the memory."""
     found = await engine.memory_provenance(project, group or "default", user_id, memory_id)
     return ProvenanceOut.model_validate(found, from_attributes=True)
+
+
+@router.get(
+    "/{memory_id}/sources",
+    response_model=MemorySources,
+    response_model_exclude_none=True,
+    tags=["mnemo extensions"],
+)
+async def memory_sources(
+    memory_id: str,
+    engine: EngineDep,
+    project: ProjectDep,
+    user_id: UserQuery = None,
+    group: GroupQuery = None,
+) -> MemorySources:
+    """mnemo extension: the episodes a consolidated rule rests on, oldest first, whatever
+    their status (consolidated, active or deleted by the source policy); empty for a memory
+    that is not a rule."""
+    found = await engine.memory_sources(project, group or "default", user_id, memory_id)
+    return MemorySources.model_validate(
+        {"memory_id": memory_id, "sources": found}, from_attributes=True
+    )

@@ -1,6 +1,6 @@
 """`OfflineLLM`: the default provider when no language model is configured.
 
-It is NOT a language model. It answers the three pipeline prompts with deterministic
+It is NOT a language model. It answers the pipeline's prompts with deterministic
 heuristics over the typed prompt context (sentence rules, templates and embedding similarity)
 so that a quickstart produces sensible memories without an API key. It never reads the
 rendered prompt text.
@@ -15,11 +15,15 @@ from pydantic import BaseModel
 
 from mnemo.embeddings.base import Embedder
 from mnemo.llm.base import C, LLMError, Prompt, R
+from mnemo.llm.offline.consolidate import consolidate
 from mnemo.llm.offline.extract import ExtractTuning, extract
+from mnemo.llm.offline.gate import GateTuning, gate
 from mnemo.llm.offline.offload import Offload
 from mnemo.llm.offline.reconcile import ReconcileTuning, reconcile
 from mnemo.llm.offline.transform import transform
+from mnemo.prompts import consolidate as consolidate_prompt
 from mnemo.prompts import extract as extract_prompt
+from mnemo.prompts import reconsolidate as gate_prompt
 from mnemo.prompts import transform as transform_prompt
 from mnemo.prompts import transform_with_context as twc_prompt
 
@@ -76,6 +80,12 @@ class OfflineLLM:
             tuning_r = ReconcileTuning(self.dedupe_threshold, self.similar_threshold)
             ctx_r = _as(twc_prompt.Context, context)
             return await reconcile(ctx_r, self.embedder, tuning_r, self._offload)
+        if name == gate_prompt.PROMPT.name:
+            tuning_g = GateTuning(self.dedupe_threshold, self.similar_threshold)
+            return await gate(_as(gate_prompt.Context, context), self.embedder, tuning_g)
+        if name == consolidate_prompt.PROMPT.name:
+            ctx = _as(consolidate_prompt.Context, context)
+            return await consolidate(ctx, self.embedder, self.dedupe_threshold)
         raise LLMError(f"{self.label} has no heuristic for prompt {name!r}")
 
     async def aclose(self) -> None:

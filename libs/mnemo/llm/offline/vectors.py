@@ -40,6 +40,11 @@ class Vectors:
             return np.zeros((0, self._matrix.shape[1]), dtype=self._matrix.dtype)
         return self._matrix[[self._index[t] for t in texts]]
 
+    def similarity(self, a: str, b: str) -> float:
+        """Cosine similarity of two texts embedded by `of` (for a few pairs; use
+        `similarities` or `blocks` for whole lists)."""
+        return float(self._matrix[self._index[a]] @ self._matrix[self._index[b]])
+
     def similarities(self, rows: Sequence[str], columns: Sequence[str]) -> np.ndarray:
         """The (len(rows), len(columns)) matrix of cosine similarities."""
         return self.rows(rows) @ self.rows(columns).T
@@ -51,6 +56,12 @@ class Vectors:
         right = self.rows(columns).T
         for start in range(0, len(rows), BLOCK):
             yield start, self.rows(rows[start : start + BLOCK]) @ right
+
+
+def is_duplicate(vectors: Vectors, a: str, b: str, threshold: float) -> bool:
+    """The same text once case, punctuation and spacing are ignored, or embeddings at least
+    `threshold` similar."""
+    return normalized(a) == normalized(b) or vectors.similarity(a, b) >= threshold
 
 
 def best_columns(vectors: Vectors, rows: Sequence[str], columns: Sequence[str]) -> list[int]:
