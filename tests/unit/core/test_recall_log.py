@@ -19,11 +19,20 @@ class FakeConnection:
     def __init__(self, db: FakeDatabase) -> None:
         self.db = db
 
-    async def execute(self, statement: Any, rows: Any = None) -> None:
+    async def execute(self, statement: Any) -> None:
         if self.db.down:
             raise ConnectionError("database down")
-        if rows is not None:
-            self.db.rows += rows
+        self.db.rows += _inserted_rows(statement)
+
+
+def _inserted_rows(statement: Any) -> list[dict[str, Any]]:
+    """The rows of a multi-row INSERT ... VALUES, read back from its bound parameters
+    (`project_m0`, `memory_id_m0`, `project_m1`, ...)."""
+    rows: dict[int, dict[str, Any]] = {}
+    for name, value in statement.compile().params.items():
+        column, _, index = name.rpartition("_m")
+        rows.setdefault(int(index), {})[column] = value
+    return [rows[i] for i in sorted(rows)]
 
 
 class FakeDatabase:
