@@ -37,7 +37,7 @@ def machine() -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="mnemo benchmarks")
     parser.add_argument("--quick", action="store_true", help="short runs (about 5 minutes)")
-    parser.add_argument("--only", default="1,2,3,4,5,6", help="comma-separated sections")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7", help="comma-separated sections")
     parser.add_argument("--workers", type=int, default=64, help="MNEMO_WORKERS for sections 2/4")
     parser.add_argument("--keep", action="store_true", help="keep the data folders afterwards")
     args = parser.parse_args(argv)
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     table = Table()
     table.add("machine", "host", machine())
     started = time.monotonic()
-    for number in ("1", "2", "3", "4", "5", "6"):
+    for number in ("1", "2", "3", "4", "5", "6", "7"):
         if number not in sections:
             continue
         began = time.monotonic()
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(work / "data", ignore_errors=True)
     print("\n" + text)
     dynamics = RESULTS / "dynamics.txt"
-    if "6" in sections and dynamics.exists():
+    if "7" in sections and dynamics.exists():
         print("\nMemory dynamics (bench.dynamics)\n" + dynamics.read_text())
 
 
@@ -86,7 +86,7 @@ def run_section(number: str, table: Table, work: Path, args: argparse.Namespace)
 
         compare.run(table, work, args.quick, args.workers)
         return
-    if number == "6":
+    if number == "7":
         from bench.dynamics.__main__ import run_section
 
         run_section(table, RESULTS / "dynamics.txt", args.quick)
