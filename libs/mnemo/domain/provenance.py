@@ -42,8 +42,8 @@ class VersionProvenance(BaseModel):
     run: RunSource | None = None
     sources: list[str] = Field(
         default_factory=list,
-        description="Memory ids a consolidated version was made from; empty for versions that "
-        "came from inputs (consolidation is not built yet).",
+        description="Memory ids (episodes) a consolidated version was made from; empty for "
+        "versions that came from inputs. Such a version's run_id is its consolidation pass.",
     )
 
 

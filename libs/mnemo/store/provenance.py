@@ -13,7 +13,7 @@ from mnemo.domain.group import GroupConfig
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import MemoryStatus, RunState
 from mnemo.domain.provenance import Provenance, RunSource, VersionProvenance
-from mnemo.store.schema import memories, memory_versions, runs
+from mnemo.store.schema import memories, memory_sources, memory_versions, runs
 from mnemo.store.tenancy import memory_owner_filter
 
 _STATE = ("version", "operation", "content", "event_time", "event_time_end", "written_by_run_id")
@@ -48,21 +48,40 @@ async def provenance(
         *(r._mapping for r in earlier),
         {**current._mapping, "valid_from": current.updated_at},
     ]
-    run_ids = list(dict.fromkeys(s["written_by_run_id"] for s in states if s["written_by_run_id"]))
+    sources = await _sources_by_pass(conn, memory_id)
+    writers = (s["written_by_run_id"] for s in states if s["written_by_run_id"])
+    run_ids = list(dict.fromkeys(w for w in writers if w not in sources))
     run_rows = await _runs(conn, project, run_ids)
     return Provenance(
         memory_id=memory_id,
         status=MemoryStatus(current.status),
         run_ids=run_ids,
-        versions=[_version(s, run_rows) for s in states],
+        versions=[_version(s, run_rows, sources) for s in states],
     )
 
 
+async def _sources_by_pass(conn: AsyncConnection, rule_id: str) -> dict[str, list[str]]:
+    """The episodes a consolidated rule was made from, by the consolidation pass that
+    linked them (a pass writes the rule's version under its pass id), oldest link first."""
+    rows = await conn.execute(
+        select(memory_sources.c.pass_id, memory_sources.c.source_id)
+        .where(memory_sources.c.rule_id == rule_id)
+        .order_by(memory_sources.c.linked_at, memory_sources.c.source_id)
+    )
+    out: dict[str, list[str]] = {}
+    for row in rows:
+        out.setdefault(row.pass_id, []).append(row.source_id)
+    return out
+
+
 def _version(
-    state: Mapping[str, Any], run_rows: Mapping[str, Mapping[str, Any]]
+    state: Mapping[str, Any],
+    run_rows: Mapping[str, Mapping[str, Any]],
+    sources: Mapping[str, list[str]],
 ) -> VersionProvenance:
     run_id = state["written_by_run_id"]
     return VersionProvenance(
+        sources=sources.get(run_id, []) if run_id else [],
         version=state["version"],
         operation=state["operation"],
         content=state["content"],
@@ -71,7 +90,8 @@ def _version(
         event_time=state["event_time"],
         event_time_end=state["event_time_end"],
         run_id=run_id,
-        run=run_source(run_id, run_rows.get(run_id)) if run_id else None,
+        # A consolidation pass is not a run: its version names the pass and its sources.
+        run=run_source(run_id, run_rows.get(run_id)) if run_id and run_id not in sources else None,
     )
 
 

@@ -76,6 +76,12 @@ async def test_episodes_become_one_rule_reachable_through_its_sources(
     assert [m.id for m in sources] == ids
     assert {m.status for m in sources} == {MemoryStatus.consolidated}
     assert {m.consolidated_into for m in sources} == {rule.id}
+    # Provenance names the pass that wrote the rule and the episodes it was made from.
+    origin = await engine.memory_provenance(project, "luthier", "luthier-1", rule.id)
+    [written] = origin.versions
+    assert sorted(written.sources) == sorted(ids) and written.run is None
+    assert written.run_id and written.run_id.startswith("consolidation-")
+    assert origin.run_ids == []
     everything = await listing(engine, project, include_consolidated=True, **AT_DESK)
     marked = {m.id: m.consolidated_into for m in everything}
     assert marked == {rule.id: None, **{i: rule.id for i in ids}}
