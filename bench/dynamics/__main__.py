@@ -111,7 +111,7 @@ def run_section(table: Table, out: Path, quick: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="mnemo-dynamics-") as work:
         text = asyncio.run(main_async(7, size, providers.split(","), Path(work)))
     out.write_text(text + "\n")
-    table.add("6 dynamics", "memory dynamics", f"{size} users, {providers}", "own table below")
+    table.add("7 dynamics", "memory dynamics", f"{size} users, {providers}", "own table below")
 
 
 def main(argv: list[str] | None = None) -> None:

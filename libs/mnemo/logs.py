@@ -62,9 +62,11 @@ class RepeatFilter(logging.Filter):
 
 
 def install_repeat_filter(*logger_names: str) -> None:
-    """Give every handler of the root logger and of `logger_names` (e.g. uvicorn's, which
-    do not propagate) a RepeatFilter of its own."""
-    for name in ("", *logger_names):
+    """Give every handler of the loggers `logger_names` (e.g. uvicorn's, which do not
+    propagate), or of the root logger when none is named, a RepeatFilter of its own. Only
+    the named loggers are touched: a server started inside another program (a test run)
+    leaves that program's root handlers alone."""
+    for name in logger_names or ("",):
         for handler in logging.getLogger(name).handlers:
             if not any(isinstance(f, RepeatFilter) for f in handler.filters):
                 handler.addFilter(RepeatFilter())

@@ -13,8 +13,8 @@ import faust
 from mnemo.events.channels import ChannelKind
 from mnemo.events.codec import decode
 from mnemo.events.raw import RawEvent, derived_run_id
-from mnemo.kafka.app import changelog_configs, json_schema, make_app
-from mnemo.kafka.channels import channel_names
+from mnemo.kafka.app import json_schema, make_app
+from mnemo.kafka.channels import changelog_configs, channel_names
 from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.sweeps import SweepSchedule

@@ -22,9 +22,18 @@ import httpx
 import psycopg
 import pytest
 
+from tests.support.postgres import make_traversable_for_postgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True)
+def _postgres_reaches_tmp_path(tmp_path: Path) -> None:
+    """These tests put the data dir in `tmp_path` (see make_traversable_for_postgres)."""
+    make_traversable_for_postgres(tmp_path)
+
+
 ROOT = Path(__file__).resolve().parents[2]
 USERS = 32
 

@@ -17,9 +17,18 @@ import pytest
 
 from mnemo.store.database import HANDLES_FILE, start_embedded
 from tests.api.live_server import LiveServer, gateway_settings
+from tests.support.postgres import make_traversable_for_postgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True)
+def _postgres_reaches_tmp_path(tmp_path: Path) -> None:
+    """These tests put the data dir in `tmp_path` (see make_traversable_for_postgres)."""
+    make_traversable_for_postgres(tmp_path)
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

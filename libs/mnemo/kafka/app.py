@@ -13,7 +13,7 @@ import logging
 import faust
 from prometheus_client import generate_latest
 
-from mnemo.settings import KafkaSettings, Settings
+from mnemo.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -21,13 +21,6 @@ log = logging.getLogger(__name__)
 def json_schema() -> faust.Schema:
     """Table keys as UTF-8 strings, values as JSON documents."""
     return faust.Schema(key_serializer="raw", value_serializer="json")
-
-
-def changelog_configs(ks: KafkaSettings) -> dict[str, str]:
-    """Topic configs of table changelogs: a replaced or deleted value (e.g. a buffer's state
-    before an erase removed a user's items) is compacted away within this bound."""
-    lag = str(ks.changelog_max_compaction_lag_ms)
-    return {"max.compaction.lag.ms": lag, "segment.ms": lag}
 
 
 def make_app(service: str, settings: Settings) -> faust.App:
@@ -42,6 +35,8 @@ def make_app(service: str, settings: Settings) -> faust.App:
         topic_partitions=ks.partitions,
         topic_replication_factor=ks.replication_factor,
         topic_disable_leader=True,
+        # ensure_channels creates every topic (channels and changelogs) before start.
+        topic_allow_declare=False,
         table_standby_replicas=0,
         consumer_auto_offset_reset="earliest",
         broker_session_timeout=ks.session_timeout_seconds,

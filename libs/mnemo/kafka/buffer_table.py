@@ -18,7 +18,8 @@ from mnemo import metrics
 from mnemo.core.groups import GroupCache
 from mnemo.domain.group import GroupConfig
 from mnemo.events.channels import ChannelKind
-from mnemo.kafka.app import changelog_configs, json_schema
+from mnemo.kafka.app import json_schema
+from mnemo.kafka.channels import changelog_configs
 from mnemo.kafka.metrics import BUFFERED_RUNS
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.sweeps import SweepSchedule

@@ -1,5 +1,9 @@
-"""Pre-creating the channels' Kafka topics with explicit partition counts (faust hangs on a
-mismatch)."""
+"""Pre-creating the channels' Kafka topics, and the stages' table changelogs, with explicit
+partition counts (faust hangs on a mismatch) and configs.
+
+mnemo creates every topic it uses before a stage starts, and faust never declares one at
+run time (`topic_allow_declare` is off): a declare that meets a broker being restarted
+("all brokers are currently fenced") crashed the stage."""
 
 from __future__ import annotations
 
@@ -21,8 +25,25 @@ def channel_names(ks: KafkaSettings) -> ChannelNames:
     return ChannelNames(ks.topic_prefix, ks.topic_version)
 
 
+# The faust tables of the stage services: (service, table name).
+TABLES = (("extractor", "windows"), ("buffer", "buffers"))
+
+
+def changelog_configs(ks: KafkaSettings) -> dict[str, str]:
+    """Topic configs of table changelogs: a replaced or deleted value (e.g. a buffer's state
+    before an erase removed a user's items) is compacted away within this bound."""
+    lag = str(ks.changelog_max_compaction_lag_ms)
+    return {"max.compaction.lag.ms": lag, "segment.ms": lag}
+
+
+def changelog_name(ks: KafkaSettings, service: str, table: str) -> str:
+    """faust's name for a table's changelog: `{app id}-{table}-changelog`."""
+    return f"{ks.group_id(service)}-{table}-changelog"
+
+
 def wanted(ks: KafkaSettings) -> dict[str, tuple[int, dict[str, str]]]:
-    """Every channel's Kafka topic with its partition count and configs."""
+    """Every channel's and table changelog's Kafka topic with its partition count and
+    configs."""
     names = channel_names(ks)
     in_flight = {"retention.ms": str(ks.pipeline_retention_ms)}
     out: dict[str, tuple[int, dict[str, str]]] = {
@@ -31,6 +52,9 @@ def wanted(ks: KafkaSettings) -> dict[str, tuple[int, dict[str, str]]]:
     out[names.raw] = (ks.partitions, {"retention.ms": str(ks.raw_retention_ms)})
     out[names.dlq] = (ks.dlq_partitions, {"retention.ms": str(ks.dlq_retention_ms)})
     out[names.name(ChannelKind.ticks)] = (ks.partitions, {"retention.ms": "3600000"})
+    changelog = {"cleanup.policy": "compact", **changelog_configs(ks)}
+    for service, table in TABLES:
+        out[changelog_name(ks, service, table)] = (ks.partitions, changelog)
     return out
 
 

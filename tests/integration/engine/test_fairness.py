@@ -43,7 +43,9 @@ class ObservedLLM:
         self.large_returned_at: datetime | None = None
 
     async def complete(self, prompt: Prompt[Any, Any], context: Any) -> Any:
-        large = prompt.name == extract.PROMPT.name and sum(map(len, context.units)) > 10_000
+        large = (
+            prompt.name == extract.PROMPT.name and sum(len(u.text) for u in context.units) > 10_000
+        )
         if large:
             self.large_started.set()
         answer = await self.inner.complete(prompt, context)

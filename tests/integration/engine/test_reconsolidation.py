@@ -231,7 +231,7 @@ async def test_erasing_the_user_erases_their_recalls_and_decisions(
     llm.script("reconsolidate", verdict(rule, "contradict", CORRECTION_QUOTE, GRADE_4))
     run = await turn(engine, project, CORRECTION)
     assert run.reconsolidation
-    assert await engine.erase_user(project, "printer-1") == 1
+    assert (await engine.erase_user(project, "printer-1")).erased == 1
     now = engine.deps.clock.now()
     async with engine.db.connect() as conn:
         left = await recalls.in_window(
