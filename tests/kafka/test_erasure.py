@@ -38,7 +38,7 @@ GROUP = {
         {"id": "window", "kind": "buffer", "mode": "sliding_window", "window": 3,
          "input_type": "string", "next": "extract"},
         {"id": "extract", "kind": "extract", "input_type": "conversation", "next": "hold"},
-        {"id": "hold", "kind": "buffer", "triggers": {"count": 2, "idle_seconds": 12},
+        {"id": "hold", "kind": "buffer", "triggers": {"count": 2, "idle_seconds": 30},
          "next": "commit"},
         {"id": "commit", "kind": "commit"},
     ]},
