@@ -49,6 +49,11 @@ def serve_command(
     """Serve the Engram v1 API with embedded workers (and embedded Postgres by default)."""
     import asyncio
 
+    from mnemo.telemetry import multiprocess
+
+    # First: prometheus-client reads the variable when it is imported (by what follows),
+    # and the worker processes inherit it, so /metrics shows every process's series.
+    metrics_dir = multiprocess.prepare()
     from mnemo.cli.serving import GaveUp, serve
     from mnemo.logs import configure_logging
 
@@ -65,3 +70,5 @@ def serve_command(
     except GaveUp as exc:
         typer.echo(f"mnemo serve: {exc}", err=True)
         raise typer.Exit(code=1) from exc
+    finally:
+        multiprocess.release(metrics_dir)
