@@ -7,6 +7,7 @@ only knows this protocol, so it never loads the embedded runner.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -23,6 +24,16 @@ class TransportUnavailable(InvalidRequest):
 
     def __init__(self, detail: str, retry_after: int = RETRY_AFTER_SECONDS) -> None:
         super().__init__(detail, status=503, retry_after=retry_after)
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """What waits in the pipeline's queue, per record kind: on the embedded bus the kind of
+    bus record (`run`, `flush`), in Kafka mode the channel's topic."""
+
+    kind: str
+    records: int  # records not yet processed
+    oldest_seconds: float  # how long the oldest of them has waited; 0 when none wait
 
 
 class RunTransport(Protocol):
@@ -64,6 +75,11 @@ class RunTransport(Protocol):
         """Where the transport's retained log of raw adds ends now, for an erase's tombstone:
         `{"topic": name, "offsets": {partition: end offset}}`, or None when it keeps no such
         log. Raises if the log cannot be asked (the erase is then refused, nothing removed)."""
+        ...
+
+    async def backlog(self) -> list[Backlog]:
+        """The queue's backlog now, one entry per kind (kinds with nothing waiting
+        included, at 0). Raises if the queue cannot be asked."""
         ...
 
     async def start(self) -> None:

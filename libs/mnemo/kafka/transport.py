@@ -23,9 +23,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.core.failures import describe
 from mnemo.core.records import RunRecord
-from mnemo.core.transport import TransportUnavailable
+from mnemo.core.transport import Backlog, TransportUnavailable
 from mnemo.events.codec import encode
 from mnemo.events.raw import RawEvent
+from mnemo.kafka.backlog import KafkaBacklog, consumers
 from mnemo.kafka.channels import channel_names, ensure_channels
 from mnemo.kafka.lag import LagMonitor, stage_groups
 from mnemo.kafka.reader import partitions
@@ -63,6 +64,7 @@ class KafkaTransport:
         self._producer: AIOKafkaProducer | None = None
         self._lag = LagMonitor(ks.bootstrap_servers, stage_groups(ks))
         self._lag_task: asyncio.Task[None] | None = None
+        self._backlog = KafkaBacklog(ks.bootstrap_servers, consumers(ks))
 
     async def start(self) -> None:
         """Connect the producer (the channels' topics are created if missing) and start
@@ -89,12 +91,17 @@ class KafkaTransport:
             return f"broker unreachable ({describe(exc, 200)})"
         return None
 
+    async def backlog(self) -> list[Backlog]:
+        """Per consumed channel: records its stage has not consumed, and the oldest's age."""
+        return await self._backlog.measure()
+
     async def stop(self) -> None:
         if self._lag_task is not None:
             self._lag_task.cancel()
             await asyncio.gather(self._lag_task, return_exceptions=True)
             self._lag_task = None
             await self._lag.close()
+        await self._backlog.close()
         if self._producer is not None:
             await self._producer.stop()
             self._producer = None
