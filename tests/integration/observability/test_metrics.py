@@ -1,0 +1,139 @@
+"""Embedded `/metrics` shows every process's series: with one worker process (which runs the
+whole pipeline), N completed runs read N on the gateway, the backlog family rises while runs
+wait and is back to 0 once they are done, and every series the Grafana dashboard's
+both-modes panels query is in the scrape."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.integration.observability.served import ROOT, Served, mnemo_serve
+from tests.support.postgres import EmbeddedPostgres
+from tests.support.promql import Sample, dashboard_rows, problems
+from tests.support.scripted_llm import ScriptedLLMServer
+
+pytestmark = pytest.mark.integration
+DASHBOARD = ROOT / "deploy" / "grafana" / "dashboards" / "mnemo-pipeline.json"
+KAFKA_ROW = "Distributed mode (Kafka)"
+N = 6
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer(echo=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def served(
+    postgres: EmbeddedPostgres, llm: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Served]:
+    data_dir = Path(tmp_path_factory.mktemp("serve-metrics"))
+    with mnemo_serve(postgres.new_database("metrics"), data_dir, llm.base_url) as served:
+        yield served
+
+
+def value(samples: list[Sample], name: str, **labels: str) -> float:
+    """The sum of the samples named `name` whose labels include `labels`."""
+    return sum(
+        v
+        for (n, ls), v in samples
+        if n == name and all(ls.get(k) == want for k, want in labels.items())
+    )
+
+
+def scrape(http: httpx.Client) -> list[tuple[Sample, float]]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    response = http.get("/metrics")
+    assert response.status_code == 200, response.text
+    return [
+        ((s.name, dict(s.labels)), s.value)
+        for family in text_string_to_metric_families(response.text)
+        for s in family.samples
+    ]
+
+
+def add(http: httpx.Client, user: str, text: str) -> str:
+    body = {"user_id": user, "input": {"string": {"content": [text]}}}
+    response = http.post("/v1/memories", json=body)
+    assert response.status_code == 200, response.text
+    return str(response.json()["run_id"])
+
+
+def wait(http: httpx.Client, run_id: str) -> dict[str, object]:
+    run: dict[str, object] = http.get(f"/v1/runs/{run_id}", params={"wait": 60}).json()
+    assert run["status"] in ("completed", "failed"), run
+    return run
+
+
+def test_gateway_metrics_count_the_worker_processes_runs(
+    served: Served, llm: ScriptedLLMServer
+) -> None:
+    with served.http() as http:
+        before = scrape(http)
+        assert value(before, "mnemo_runs_total", status="completed") == 0
+
+        # One run the LLM refuses (HTTP 400: not retried), so failures count too.
+        llm.fail("extract", status=400, times=1)
+        refused = wait(http, add(http, f"u-{uuid.uuid4().hex[:6]}", "this one fails"))
+        assert refused["status"] == "failed"
+
+        # Runs of one scope go one at a time: while the slow LLM holds the first, the rest
+        # wait on the bus, and the backlog shows them.
+        llm.delay_seconds = 0.5
+        user = f"u-{uuid.uuid4().hex[:6]}"
+        ids = [add(http, user, f"fact number {i}") for i in range(N)]
+        waiting = scrape(http)
+        assert value(waiting, "mnemo_backlog_records", kind="run") >= 1
+        assert value(waiting, "mnemo_backlog_oldest_seconds", kind="run") > 0
+        runs = [wait(http, run_id) for run_id in ids]
+        llm.delay_seconds = 0.0
+        assert [r["status"] for r in runs] == ["completed"] * N
+
+        after = scrape(http)
+        samples = [s for s, _ in after]
+        assert value(after, "mnemo_runs_total", status="completed") == N
+        assert value(after, "mnemo_runs_total", status="failed") == 1
+        assert value(after, "mnemo_runs_total", status="running") == N + 1  # the gateway's
+        assert value(after, "mnemo_run_seconds_count") == N
+        assert value(after, "mnemo_step_seconds_count", step="extract") == N
+        assert value(after, "mnemo_step_seconds_count", step="commit") == N
+        assert value(after, "mnemo_llm_calls_total", prompt="extract") == N + 1
+        assert value(after, "mnemo_llm_errors_total", prompt="extract", kind="client") == 1
+        assert value(after, "mnemo_llm_tokens_total", direction="prompt") > 0
+        assert value(after, "mnemo_records_in_total", stage="run") == N + 1
+        assert ("mnemo_buffer_items", {}) in samples
+        for kind in ("run", "flush"):
+            assert value(after, "mnemo_backlog_records", kind=kind) == 0
+            assert value(after, "mnemo_backlog_oldest_seconds", kind=kind) == 0
+
+        rows = dashboard_rows(DASHBOARD)
+        both = [p for title, panels in rows.items() if title != KAFKA_ROW for p in panels]
+        assert len(both) >= 10 and KAFKA_ROW in rows
+        assert problems(both, samples) == []
+
+
+def test_a_worker_restart_keeps_the_totals(served: Served, llm: ScriptedLLMServer) -> None:
+    """Counters of a worker process that died stay in the sums (they never go back)."""
+    import psutil
+
+    with served.http() as http:
+        completed = value(scrape(http), "mnemo_runs_total", status="completed")
+        (worker,) = psutil.Process(served.process.pid).children()
+        worker.kill()
+        worker.wait(10)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if http.get("/readyz").status_code == 200:
+                break
+            time.sleep(0.2)
+        run = wait(http, add(http, f"u-{uuid.uuid4().hex[:6]}", "after the restart"))
+        assert run["status"] == "completed"
+        assert value(scrape(http), "mnemo_runs_total", status="completed") == completed + 1
