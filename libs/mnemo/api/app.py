@@ -15,6 +15,7 @@ from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
 from mnemo.api.routes import auth, groups, health, memories, runs, users
 from mnemo.api.text_guard import reject_bad_parameters
+from mnemo.api.tracing import TraceContext
 from mnemo.console import install_console
 from mnemo.core.engine import Engine
 from mnemo.core.readiness import LocalWorkers
@@ -92,4 +93,5 @@ def create_app(
     if settings.auth_disabled:
         app.add_middleware(LoopbackHostOnly, configured_host=settings.host)
     app.add_middleware(InFlightLimit, max_inflight=settings.max_inflight_requests)
+    app.add_middleware(TraceContext)
     return app

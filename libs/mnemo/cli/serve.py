@@ -56,6 +56,7 @@ def serve_command(
     metrics_dir = multiprocess.prepare()
     from mnemo.cli.serving import GaveUp, serve
     from mnemo.logs import configure_logging
+    from mnemo.tracing.setup import TracingUnavailable, configure
 
     settings = settings_with(
         host=host,
@@ -65,6 +66,12 @@ def serve_command(
         default_template=template,
     )
     configure_logging()
+    try:
+        configure("mnemo-gateway")  # OpenTelemetry, if OTEL_* asks; workers do the same
+    except TracingUnavailable as exc:
+        multiprocess.release(metrics_dir)
+        typer.echo(f"mnemo serve: {exc}", err=True)
+        raise typer.Exit(code=1) from exc
     try:
         asyncio.run(serve(settings))
     except GaveUp as exc:
