@@ -32,6 +32,7 @@ from mnemo.kafka.lag import LagMonitor, stage_groups
 from mnemo.kafka.reader import partitions
 from mnemo.settings import SERVICES, KafkaSettings
 from mnemo.store import runs
+from mnemo.tracing import spans
 
 log = logging.getLogger(__name__)
 BROKER_CHECK_SECONDS = 3.0
@@ -166,7 +167,10 @@ class KafkaTransport:
             raise ConnectionError("the Kafka producer is not running")
         send = asyncio.ensure_future(
             self._producer.send_and_wait(
-                self.raw_topic, encode(raw_event(record)), key=record.scope_key.encode()
+                self.raw_topic,
+                encode(raw_event(record)),
+                key=record.scope_key.encode(),
+                headers=spans.to_headers(record.trace),  # the run's trace goes on
             )
         )
         done, _ = await asyncio.wait({send}, timeout=self.ks.produce_timeout_seconds)
