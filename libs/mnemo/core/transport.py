@@ -40,6 +40,9 @@ class RunTransport(Protocol):
     # The heartbeat roles of the processes that run this transport's pipeline: /readyz
     # wants a live one of each.
     worker_roles: tuple[str, ...]
+    # The broker the queue lives on, for operators (e.g. "kafka 127.0.0.1:9092"); None
+    # when the queue is in the database.
+    broker: str | None
 
     async def check(self) -> str | None:
         """None when what the transport needs beyond the database (a broker) answers, else

@@ -28,6 +28,7 @@ class EmbeddedTransport:
     the process's heartbeat."""
 
     worker_roles: tuple[str, ...] = (EMBEDDED_ROLE,)
+    broker: str | None = None  # the bus is a table of the database
 
     def __init__(self, deps: Deps, groups: GroupCache, settings: Settings, database_url: str):
         self.settings = settings

@@ -62,6 +62,7 @@ class KafkaTransport:
         self.ks = ks
         self.db = db
         self.raw_topic = channel_names(ks).raw
+        self.broker: str | None = f"kafka {ks.bootstrap_servers}"
         self._producer: AIOKafkaProducer | None = None
         self._lag = LagMonitor(ks.bootstrap_servers, stage_groups(ks))
         self._lag_task: asyncio.Task[None] | None = None

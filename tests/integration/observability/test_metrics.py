@@ -120,6 +120,45 @@ def test_gateway_metrics_count_the_worker_processes_runs(
         assert problems(both, samples) == []
 
 
+def test_mnemo_status_shows_one_screen(served: Served, llm: ScriptedLLMServer) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    with served.http() as http:
+        llm.fail("extract", status=400, times=1)
+        failed = add(http, f"u-{uuid.uuid4().hex[:6]}", "refused for status")
+        assert wait(http, failed)["status"] == "failed"
+    command = [sys.executable, "-m", "mnemo.cli.main", "status", "--url", served.url]
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'libs'}{os.pathsep}{ROOT}"}
+
+    def status(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *extra], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    screen = status("--api-key", served.key)
+    assert screen.returncode == 0, screen.stdout + screen.stderr
+    lines = screen.stdout.splitlines()
+    assert lines[0] == f"mnemo at {served.url}: ready"
+    text = screen.stdout
+    assert "  api key     accepted" in text
+    assert "  postgres    ok: reachable" in text
+    assert "  broker      none: the queue is the embedded bus in Postgres" in text
+    assert "  workers     1 live: embedded@" in text and "1 of 1 running" in text
+    assert "  backlog     run 0, flush 0" in text
+    assert " failed" in text and " completed" in text
+    assert "  last errors (project default):" in text
+    (error,) = [line for line in lines if f"run {failed}" in line]
+    assert "400" in error and "extract" in error
+
+    report = json.loads(status("--api-key", served.key, "--json").stdout)
+    assert report["ready"] is True and report["recent_failures"][0]["run_id"] == failed
+    refused = status("--api-key", "mnemo_wrong")
+    assert refused.returncode == 1 and "  api key     refused" in refused.stdout
+
+
 def test_a_worker_restart_keeps_the_totals(served: Served, llm: ScriptedLLMServer) -> None:
     """Counters of a worker process that died stay in the sums (they never go back)."""
     import psutil
