@@ -83,8 +83,11 @@ def _runs(metrics: list[dict[str, Any]], oldest_running: float | None) -> str:
     counts: dict[str, float] = defaultdict(float)
     for labels, v in _values(metrics, "mnemo_runs_total"):
         counts[labels.get("status", "?")] += v
-    order = ("running", "in_buffer", "completed", "failed")
-    text = ", ".join(f"{int(counts[s])} {s}" for s in order if s in counts) or "none yet"
+    # The counter counts runs entering each status: `running` is every add (or retry).
+    words = {"running": "added", "in_buffer": "buffered", "completed": "completed"}
+    words["failed"] = "failed"
+    text = ", ".join(f"{int(counts[s])} {w}" for s, w in words.items() if s in counts)
+    text = text or "none yet"
     text += " (since the server started)"
     if oldest_running is not None:
         text += f"; oldest running {oldest_running:.1f} s"

@@ -66,7 +66,7 @@ def test_a_kafka_gateway_with_a_stage_down() -> None:
         "FAILING: no live heartbeat from: buffer (none running)",
         "  backlog     mnemo.raw.v1 0, mnemo.extracted.v1 4 (oldest 31.2 s)",
         "  lag         mnemo-buffer 4",
-        "  runs        9 running (since the server started); oldest running 12.5 s",
+        "  runs        9 added (since the server started); oldest running 12.5 s",
         "  llm         9 calls, 0 errors",
         "  last errors (project default):",
         "    2026-05-01 12:00:03  run r-1  default: "
