@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.integration.observability.served import ROOT, Served, mnemo_serve
+from tests.support.otlp import OtlpReceiver
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.promql import Sample, dashboard_rows, problems
 from tests.support.scripted_llm import ScriptedLLMServer
@@ -31,11 +32,25 @@ def llm() -> Iterator[ScriptedLLMServer]:
 
 
 @pytest.fixture(scope="module")
+def otlp() -> Iterator[OtlpReceiver]:
+    with OtlpReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="module")
 def served(
-    postgres: EmbeddedPostgres, llm: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory
+    postgres: EmbeddedPostgres,
+    llm: ScriptedLLMServer,
+    otlp: OtlpReceiver,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Served]:
     data_dir = Path(tmp_path_factory.mktemp("serve-metrics"))
-    with mnemo_serve(postgres.new_database("metrics"), data_dir, llm.base_url) as served:
+    tracing = {
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": otlp.endpoint,
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+    }
+    database = postgres.new_database("metrics")
+    with mnemo_serve(database, data_dir, llm.base_url, tracing) as served:
         yield served
 
 
@@ -157,6 +172,30 @@ def test_mnemo_status_shows_one_screen(served: Served, llm: ScriptedLLMServer) -
     assert report["ready"] is True and report["recent_failures"][0]["run_id"] == failed
     refused = status("--api-key", "mnemo_wrong")
     assert refused.returncode == 1 and "  api key     refused" in refused.stdout
+
+
+def test_a_runs_trace_spans_the_gateway_and_the_worker_process(
+    served: Served, otlp: OtlpReceiver
+) -> None:
+    """`mnemo serve` and its worker process both trace (OTEL_* reaches the children), and
+    the run's context crosses the bus: one trace, two services."""
+    with served.http() as http:
+        run_id = add(http, f"u-{uuid.uuid4().hex[:6]}", "traced across processes")
+        assert wait(http, run_id)["status"] == "completed"
+    deadline = time.monotonic() + 30
+    wanted = {"mnemo.add", "mnemo.process run", "mnemo.step extract", "mnemo.step commit"}
+    while True:
+        adds = [s for s in otlp.spans() if s.attributes.get("mnemo.run_id") == run_id]
+        found = otlp.spans(adds[0].trace_id) if adds else []
+        if wanted <= {s.name for s in found} and any(s.name.startswith("chat ") for s in found):
+            break
+        assert time.monotonic() < deadline, sorted({s.name for s in found})
+        time.sleep(0.2)
+    services = {s.name: s.service for s in found}
+    assert services["mnemo.add"] == "mnemo-gateway"
+    assert services["mnemo.process run"] == services["mnemo.step commit"] == "mnemo-worker"
+    (consumed,) = [s for s in found if s.name == "mnemo.process run"]
+    assert consumed.parent_id == adds[0].span_id
 
 
 def test_a_worker_restart_keeps_the_totals(served: Served, llm: ScriptedLLMServer) -> None:
