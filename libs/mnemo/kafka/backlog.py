@@ -17,29 +17,17 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from mnemo.core.transport import Backlog
-from mnemo.events.channels import ChannelKind
-from mnemo.kafka.channels import channel_names
+from mnemo.kafka.lag import stage_groups
 from mnemo.kafka.reader import partitions
 from mnemo.settings import KafkaSettings
 
-# The channels each stage consumes (the internal ticks and the DLQ are not backlog).
-STAGE_SOURCES: dict[str, tuple[ChannelKind, ...]] = {
-    "extractor": (ChannelKind.raw,),
-    "buffer": (ChannelKind.extracted,),
-    "transformer": (ChannelKind.batches,),
-    "committer": (ChannelKind.drafts, ChannelKind.status),
-}
 FETCH_TIMEOUT_MS = 2000
 
 
 def consumers(ks: KafkaSettings) -> dict[str, str]:
-    """Each backlog topic and the consumer group that consumes it, in pipeline order."""
-    names = channel_names(ks)
-    return {
-        names.name(kind): ks.group_id(stage)
-        for stage, kinds in STAGE_SOURCES.items()
-        for kind in kinds
-    }
+    """Each backlog topic (what a stage consumes, `mnemo.kafka.lag.SOURCES`: not the ticks,
+    not the DLQ) and the consumer group that consumes it, in pipeline order."""
+    return {topic: group for group, topics in stage_groups(ks).items() for topic in topics}
 
 
 class KafkaBacklog:
