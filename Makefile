@@ -19,10 +19,10 @@ help: ## Show this help
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check uv
-	$(UV) pip install -p $(PY) -q -e ".[dev,kafka]"
+	$(UV) pip install -p $(PY) -q -e ".[dev,kafka,otel]"
 	touch $@
 
-install: $(VENV)/.installed ## Create .venv and install mnemo with dev and kafka extras
+install: $(VENV)/.installed ## Create .venv and install mnemo with dev, kafka and otel extras
 
 run: install ## Start mnemo on its embedded default (Postgres, workers, gateway) on 127.0.0.1:8080
 	$(VENV)/bin/mnemo serve

@@ -1,4 +1,9 @@
-"""Prometheus metrics shared by the embedded engine and the stage services."""
+"""Prometheus metrics shared by the embedded engine and the stage services.
+
+Names are stable: dashboards, tests and the bench read them. Under `mnemo serve` every
+process writes them to the multiprocess folder (`mnemo.telemetry.multiprocess`): counters
+and histograms are summed over processes, dead ones included; a gauge says how (below).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,10 @@ LLM_TOKENS = Counter("mnemo_llm_tokens_total", "LLM tokens", ["prompt", "directi
 LLM_LATENCY = Histogram(
     "mnemo_llm_seconds", "LLM call latency", ["prompt"], buckets=LATENCY_BUCKETS
 )
-BUFFER_ITEMS = Gauge("mnemo_buffer_items", "Items waiting in buffers")
+# Every embedded ticker measures all buffers (the same total): the latest live value counts.
+BUFFER_ITEMS = Gauge(
+    "mnemo_buffer_items", "Items waiting in buffers", multiprocess_mode="livemostrecent"
+)
 RUNS = Counter("mnemo_runs_total", "Runs by final or intermediate status", ["status"])
 RUN_LATENCY = Histogram("mnemo_run_seconds", "Add to committed latency", buckets=LATENCY_BUCKETS)
 ADD_LATENCY = Histogram("mnemo_add_seconds", "Add acknowledgement latency", buckets=LATENCY_BUCKETS)

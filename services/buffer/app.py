@@ -42,7 +42,7 @@ def create_app(settings: Settings) -> Stage:
         key = stage.buffer_key(group.name, step.id, event.scope_key)
         state = await table.recover(key, group)
         arrival = stage.arrive(state, event, group, step, incoming.partition, rt.clock.now(),
-                               SERVICE)  # fmt: skip
+                               SERVICE, incoming.trace)  # fmt: skip
         await rt.emit(arrival.emits)
         metrics.RUNS.labels(status=RunState.in_buffer.value).inc(len(arrival.fresh))
         await table.save(key, arrival.state)

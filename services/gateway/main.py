@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from mnemo.api import create_app
 from mnemo.core.engine import Engine
 from mnemo.settings import Settings
+from mnemo.tracing.setup import configure as configure_tracing
 
 EMBEDDED = (
     "services.gateway serves the distributed mode: set MNEMO_MODE=distributed (and run the "
@@ -33,7 +34,9 @@ async def start_engine(settings: Settings) -> Engine:
 
 def create() -> FastAPI:
     """The uvicorn factory: one Settings object, one app; the engine starts in its lifespan."""
-    return create_app(Settings(), start_engine=start_engine)
+    settings = Settings()
+    configure_tracing("mnemo-gateway")
+    return create_app(settings, start_engine=start_engine)
 
 
 def run(settings: Settings | None = None) -> None:
@@ -43,4 +46,5 @@ def run(settings: Settings | None = None) -> None:
         raise SystemExit(EMBEDDED)
     from mnemo.kafka.gateway import serve
 
+    configure_tracing("mnemo-gateway")
     asyncio.run(serve(settings))

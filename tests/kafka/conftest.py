@@ -20,6 +20,7 @@ from mnemo.kafka.gateway import start_engine
 from mnemo.llm.openai_client import OpenAICompatibleLLM
 from mnemo.settings import KafkaSettings, Settings
 from tests.kafka.services import STAGES, Service, stage_env
+from tests.support.otlp import OtlpReceiver
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
@@ -62,6 +63,7 @@ class Cluster:
     services: dict[str, Service]
     llm: ScriptedLLMServer
     database_url: str
+    traces: OtlpReceiver  # what the stage services export (they trace every record)
 
 
 @pytest.fixture(scope="session")
@@ -81,10 +83,17 @@ def kafka_llm() -> Iterator[ScriptedLLMServer]:
 
 
 @pytest.fixture(scope="session")
+def otlp() -> Iterator[OtlpReceiver]:
+    with OtlpReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="session")
 async def cluster(
     kafka_prefix: str,
     kafka_llm: ScriptedLLMServer,
     postgres: EmbeddedPostgres,
+    otlp: OtlpReceiver,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Cluster]:
     data_dir = tmp_path_factory.mktemp("kafka-cluster")
@@ -106,13 +115,15 @@ async def cluster(
     engine = await start_engine(settings, llm=llm, embedder=HashEmbedder())
     env = stage_env(database_url, kafka_llm.base_url, kafka_prefix, data_dir)
     env["MNEMO_KAFKA_BOOTSTRAP_SERVERS"] = BOOTSTRAP
+    env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = otlp.endpoint
+    env["OTEL_BSP_SCHEDULE_DELAY"] = "100"  # export within 0.1 s
     services = {name: Service(name, env, data_dir) for name in STAGES}
     try:
         for service in services.values():
             service.start()
         for service in services.values():
             await asyncio.to_thread(service.wait_ready)
-        yield Cluster(engine, settings, ks, services, kafka_llm, database_url)
+        yield Cluster(engine, settings, ks, services, kafka_llm, database_url, otlp)
     finally:
         for service in services.values():
             service.stop()

@@ -63,7 +63,7 @@ def test_dashboards_and_prometheus_config_load() -> None:
     titles = " ".join(p["title"] for p in dashboard["panels"]).lower()
     for topic in ("lag", "throughput", "run latency", "llm errors", "cost"):
         assert topic in titles
-    exprs = " ".join(t["expr"] for p in dashboard["panels"] for t in p["targets"])
+    exprs = " ".join(t["expr"] for p in dashboard["panels"] for t in p.get("targets", []))
     for series in ("mnemo_kafka_consumer_lag", "mnemo_records_in_total", "mnemo_run_seconds_bucket",
                    "mnemo_llm_errors_total", "mnemo_llm_tokens_total"):  # fmt: skip
         assert series in exprs

@@ -33,7 +33,8 @@ async def until(cluster: Cluster, wanted: bool, timeout: float = 90) -> Readines
 async def test_ready_with_every_stage_alive_and_a_dead_stage_is_named(cluster: Cluster) -> None:
     report = await until(cluster, True)
     assert {w.role for w in report.workers} == {"extractor", "buffer", "transformer", "committer"}
-    assert [c.name for c in report.checks] == ["database", "workers"]  # the broker answered
+    assert [c.name for c in report.checks] == ["database", "broker", "workers"]
+    assert report.checks[1].ok and "kafka" in report.checks[1].detail
     buffer = cluster.services["buffer"]
     await asyncio.to_thread(buffer.kill9)
     try:

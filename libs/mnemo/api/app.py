@@ -13,8 +13,9 @@ from mnemo.api.inflight import InFlightLimit
 from mnemo.api.json_guard import JsonGuard
 from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
-from mnemo.api.routes import auth, groups, health, memories, runs, users
+from mnemo.api.routes import auth, groups, health, memories, runs, status, users
 from mnemo.api.text_guard import reject_bad_parameters
+from mnemo.api.tracing import TraceContext
 from mnemo.console import install_console
 from mnemo.core.engine import Engine
 from mnemo.core.readiness import LocalWorkers
@@ -79,7 +80,7 @@ def create_app(
     app.state.settings = settings
     app.state.engine = engine
     app.state.local_workers = local_workers
-    for module in (memories, runs, groups, auth, users, health):
+    for module in (memories, runs, groups, auth, users, health, status):
         app.include_router(module.router)
     install_console(app)
     mcp = McpEndpoint(settings, lambda: app.state.engine)
@@ -92,4 +93,5 @@ def create_app(
     if settings.auth_disabled:
         app.add_middleware(LoopbackHostOnly, configured_host=settings.host)
     app.add_middleware(InFlightLimit, max_inflight=settings.max_inflight_requests)
+    app.add_middleware(TraceContext)
     return app

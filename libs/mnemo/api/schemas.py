@@ -234,3 +234,17 @@ class Readiness(BaseModel):
     workers: list[WorkerHeartbeat]
     # Reported, never judged: a long pipeline is not an outage.
     oldest_running_run_age_seconds: float | None
+
+
+class RunFailure(BaseModel):
+    run_id: str
+    group_id: str
+    user_id: str | None = None
+    created_at: datetime
+    updated_at: datetime  # when it failed
+    error: str | None = None
+
+
+class ProjectStatus(BaseModel):
+    project: str
+    recent_failures: list[RunFailure]

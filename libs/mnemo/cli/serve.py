@@ -49,8 +49,14 @@ def serve_command(
     """Serve the Engram v1 API with embedded workers (and embedded Postgres by default)."""
     import asyncio
 
+    from mnemo.telemetry import multiprocess
+
+    # First: prometheus-client reads the variable when it is imported (by what follows),
+    # and the worker processes inherit it, so /metrics shows every process's series.
+    metrics_dir = multiprocess.prepare()
     from mnemo.cli.serving import GaveUp, serve
     from mnemo.logs import configure_logging
+    from mnemo.tracing.setup import TracingUnavailable, configure
 
     settings = settings_with(
         host=host,
@@ -61,7 +67,15 @@ def serve_command(
     )
     configure_logging()
     try:
+        configure("mnemo-gateway")  # OpenTelemetry, if OTEL_* asks; workers do the same
+    except TracingUnavailable as exc:
+        multiprocess.release(metrics_dir)
+        typer.echo(f"mnemo serve: {exc}", err=True)
+        raise typer.Exit(code=1) from exc
+    try:
         asyncio.run(serve(settings))
     except GaveUp as exc:
         typer.echo(f"mnemo serve: {exc}", err=True)
         raise typer.Exit(code=1) from exc
+    finally:
+        multiprocess.release(metrics_dir)

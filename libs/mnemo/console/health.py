@@ -138,8 +138,8 @@ def _trends(history: MetricsHistory, now: Snapshot) -> list[Trend]:
     ]
 
 
-def health_context(request: Request) -> dict[str, Any]:
-    now = Snapshot.parse(exposition().decode())
+async def health_context(request: Request) -> dict[str, Any]:
+    now = Snapshot.parse((await exposition(request.app.state.engine)).decode())
     history = _history(request)
     window = history.window(now, WINDOW_SECONDS)
     trends = _trends(history, now)
@@ -170,10 +170,10 @@ def health_context(request: Request) -> dict[str, Any]:
 
 @router.get("/health")
 async def health_page(request: Request, session: SessionDep) -> Response:
-    return render(request, "health.html", session, health_context(request))
+    return render(request, "health.html", session, await health_context(request))
 
 
 @router.get("/health/panels")
 async def health_panels(request: Request, session: SessionDep) -> Response:
     """The panels alone: htmx polls this every POLL_SECONDS."""
-    return render(request, "_health_panels.html", session, health_context(request))
+    return render(request, "_health_panels.html", session, await health_context(request))

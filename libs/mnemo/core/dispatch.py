@@ -24,6 +24,7 @@ from mnemo.steps.base import Batch, Deps
 from mnemo.steps.extract import extract
 from mnemo.steps.transform import transform
 from mnemo.steps.transform_with_context import transform_with_context
+from mnemo.tracing.pipeline import step_span
 
 # The steps that only transform a batch in memory (no buffer, no commit).
 LLM_KINDS = frozenset({"extract", "transform", "transform_with_context"})
@@ -49,7 +50,9 @@ async def run_chain(
     (None once the pipeline has ended)."""
     while step is not None and step.kind in kinds:
         started = time.perf_counter()
-        await run_step(deps, group, step, batch)
+        with step_span(step, batch) as span:
+            await run_step(deps, group, step, batch)
+            span.set("mnemo.batch.candidates_out", len(batch.candidates))
         metrics.STEP_LATENCY.labels(step=step.kind).observe(time.perf_counter() - started)
         step = group.pipeline.following(step)
     return step

@@ -13,7 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TypeVar
 
@@ -55,6 +55,7 @@ from mnemo.store import provenance as provenance_store
 from mnemo.store import search as search_store
 from mnemo.store.corpus_stats import CorpusStatsCache
 from mnemo.store.database import Database
+from mnemo.tracing import spans
 
 log = logging.getLogger(__name__)
 KEY_CACHE_SECONDS = 5.0
@@ -121,7 +122,15 @@ class Engine:
 
     # -- adds and runs ------------------------------------------------------------------
     async def add(self, project: str, request: AddRequest) -> Run:
-        """Durably record the add and its run; returns once both are committed."""
+        """Durably record the add and its run; returns once both are committed. The run's
+        trace starts here (`mnemo.add`) and travels with its record."""
+        attributes = {"mnemo.project": project, "mnemo.group": request.group}
+        with spans.span("mnemo.add", attributes) as span:
+            run = await self._add(project, request)
+            span.set("mnemo.run_id", run.run_id)
+            return run
+
+    async def _add(self, project: str, request: AddRequest) -> Run:
         started = time.perf_counter()
         group = await self._group_for_request(project, request.group)
         check_add(group, request, self.settings.limits)
@@ -139,6 +148,7 @@ class Engine:
             recalled=request.recalled,
         )
         await self.dynamics.before_add(project, group.name, record.user_id)
+        record = replace(record, trace=spans.carrier())
         await self.transport.submit(record)
         metrics.ADD_LATENCY.observe(time.perf_counter() - started)
         metrics.RUNS.labels(status=RunState.running.value).inc()
@@ -169,14 +179,21 @@ class Engine:
         concurrent retries exactly one proceeds and the other gets 409. If the transport
         does not take the run, it is failed again with its original error and a note, and
         the caller gets 503: a retry never leaves a run `running` with nothing in flight.
+        The retry starts a new trace (`mnemo.retry`).
         """
+        attributes = {"mnemo.project": project, "mnemo.run_id": run_id}
+        with spans.span("mnemo.retry", attributes):
+            return await self._retry_run(project, run_id)
+
+    async def _retry_run(self, project: str, run_id: str) -> Run:
         now = self.deps.clock.now()
         claimed: tuple[RunRecord, str | None] | None = None
         try:
             async with self.db.begin() as tx:
                 found = await runs.claim_failed(tx, project, run_id, now)
                 if found is not None:
-                    claimed = (RunRecord.from_row(found[0]), found[1])
+                    record = replace(RunRecord.from_row(found[0]), trace=spans.carrier())
+                    claimed = (record, found[1])
                     await self.transport.stage(tx, claimed[0])
         except Exception as exc:
             if claimed is not None:  # the claim rolled back: the run is still failed

@@ -73,6 +73,8 @@ async def readiness(
     problem = await transport.check()
     if problem is not None:
         report.checks.append(Check("broker", False, problem))
+    elif transport.broker is not None:
+        report.checks.append(Check("broker", True, f"{transport.broker} answers"))
     if local is not None:
         report.workers = [w for w in report.workers if local.alive(w.host, w.pid) is not False]
         report.checks.append(local.check())

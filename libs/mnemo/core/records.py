@@ -40,6 +40,9 @@ class RunRecord:
     committed_operations: dict[str, Any] | None = field(default=None, compare=False)
     # The memory ids the add named as recalled (reconsolidation), if it named any.
     recalled: list[str] | None = None
+    # The trace context of the add (or retry) that queued it, as a W3C carrier: the
+    # transport carries it to the pipeline (`mnemo.tracing`). Not stored in the row.
+    trace: dict[str, str] = field(default_factory=dict, compare=False)
 
     @classmethod
     def new(

@@ -7,6 +7,7 @@ only knows this protocol, so it never loads the embedded runner.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -25,10 +26,23 @@ class TransportUnavailable(InvalidRequest):
         super().__init__(detail, status=503, retry_after=retry_after)
 
 
+@dataclass(frozen=True)
+class Backlog:
+    """What waits in the pipeline's queue, per record kind: on the embedded bus the kind of
+    bus record (`run`, `flush`), in Kafka mode the channel's topic."""
+
+    kind: str
+    records: int  # records not yet processed
+    oldest_seconds: float  # how long the oldest of them has waited; 0 when none wait
+
+
 class RunTransport(Protocol):
     # The heartbeat roles of the processes that run this transport's pipeline: /readyz
     # wants a live one of each.
     worker_roles: tuple[str, ...]
+    # The broker the queue lives on, for operators (e.g. "kafka 127.0.0.1:9092"); None
+    # when the queue is in the database.
+    broker: str | None
 
     async def check(self) -> str | None:
         """None when what the transport needs beyond the database (a broker) answers, else
@@ -64,6 +78,11 @@ class RunTransport(Protocol):
         """Where the transport's retained log of raw adds ends now, for an erase's tombstone:
         `{"topic": name, "offsets": {partition: end offset}}`, or None when it keeps no such
         log. Raises if the log cannot be asked (the erase is then refused, nothing removed)."""
+        ...
+
+    async def backlog(self) -> list[Backlog]:
+        """The queue's backlog now, one entry per kind (kinds with nothing waiting
+        included, at 0). Raises if the queue cannot be asked."""
         ...
 
     async def start(self) -> None:

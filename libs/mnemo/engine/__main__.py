@@ -11,6 +11,7 @@ import signal
 from mnemo.engine.embedded import start_engine
 from mnemo.logs import configure_logging
 from mnemo.settings import Settings
+from mnemo.tracing.setup import configure as configure_tracing
 
 
 async def run_workers(settings: Settings) -> None:
@@ -48,7 +49,9 @@ async def _stop_when_orphaned(parent_pid: int, stop: asyncio.Event) -> None:
 
 def main() -> None:
     configure_logging()
-    asyncio.run(run_workers(Settings()))
+    settings = Settings()
+    configure_tracing("mnemo-worker")
+    asyncio.run(run_workers(settings))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from mnemo.core.failures import Backoff
 from mnemo.core.readiness import Check
 from mnemo.settings import Settings
 from mnemo.store.database import process_alive
+from mnemo.telemetry import multiprocess
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +151,7 @@ class WorkerProcesses:
             if process is None or not exited(process):
                 continue
             self._dead_pids.append(process.pid)
+            multiprocess.process_exited(process.pid)
             if process.poll() is None:
                 self._unreaped.append(process)  # reaped on a later look
             slot.process = None
@@ -202,6 +204,7 @@ class WorkerProcesses:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            multiprocess.process_exited(process.pid)
         shutil.rmtree(self._ready_dir, ignore_errors=True)
 
     def _spawn(self, slot: _Slot) -> None:

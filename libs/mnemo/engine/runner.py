@@ -40,6 +40,8 @@ from mnemo.steps.base import Batch, Deps
 from mnemo.steps.commit import commit
 from mnemo.steps.extract import pre_extracted_candidates
 from mnemo.store import buffers, erasure, runs, tombstones
+from mnemo.tracing import spans
+from mnemo.tracing.pipeline import record_span, step_span, unique_traces
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,14 @@ class PipelineRunner:
         self.groups = groups
 
     async def handle(self, tx: AsyncConnection, record: Record) -> None:
+        """Run one bus record, in the trace of the run(s) it carries."""
+        p = record.payload
+        traces = [p["trace"]] if p.get("trace") else list(p.get("traces") or [])
+        attributes = {"mnemo.record.kind": p.get("kind"), "mnemo.bus.record_id": record.id}
+        with record_span(f"mnemo.process {p.get('kind')}", traces, attributes):
+            await self._handle(tx, record)
+
+    async def _handle(self, tx: AsyncConnection, record: Record) -> None:
         kind = record.payload["kind"]
         metrics.RECORDS_IN.labels(stage=kind).inc()
         if kind == CONSOLIDATE:
@@ -113,8 +123,9 @@ class PipelineRunner:
                 return
             started = time.perf_counter()
             if isinstance(step, BufferStep):
-                if not await self._buffer(tx, group, step, batch):
-                    return
+                with step_span(step, batch):
+                    if not await self._buffer(tx, group, step, batch):
+                        return
             elif isinstance(step, CommitStep):
                 ops = await commit(self.deps, tx, group, step, batch)
                 if ops is not None and ops.withdrawn:
@@ -203,6 +214,7 @@ class PipelineRunner:
             "properties": batch.properties,
             "items": [c.model_dump(mode="json") for c in batch.candidates],
             "event_time": batch.event_time.isoformat() if batch.event_time else None,
+            "traces": unique_traces([i.payload.get("_trace") for i in rows]),
         }
         await self.bus.publish(tx, PIPELINE_CHANNEL, buffer.scope_key, payload)
         await buffers.remove(tx, [i.id for i in rows])
@@ -228,6 +240,7 @@ def _buffer_payloads(batch: Batch) -> list[dict[str, Any]]:
         "_user_id": batch.user_id,
         "_properties": batch.properties,
         "_event_time": batch.event_time.isoformat() if batch.event_time else None,
+        "_trace": spans.carrier() or None,  # the run's trace, continued by the flush
     }
     rows = [{**c.model_dump(mode="json"), **scope} for c in batch.candidates]
     return rows or [{"_marker": True, "topic": None, **scope}]

@@ -74,4 +74,7 @@ class PostgresSubmitter:
 
 
 def _bus_payload(record: RunRecord) -> dict[str, Any]:
-    return {"kind": RUN, "run_id": record.run_id}
+    payload: dict[str, Any] = {"kind": RUN, "run_id": record.run_id}
+    if record.trace:
+        payload["trace"] = record.trace  # the run's trace goes on in the worker
+    return payload

@@ -7,16 +7,19 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from mnemo.bus.base import FLUSH, PIPELINE_CHANNEL, RUN
 from mnemo.bus.postgres import PostgresBus
 from mnemo.core.groups import GroupCache
 from mnemo.core.heartbeat import EMBEDDED_ROLE, HeartbeatWriter
 from mnemo.core.records import RunRecord
+from mnemo.core.transport import Backlog
 from mnemo.engine.runner import PipelineRunner
 from mnemo.engine.submitter import PostgresSubmitter
 from mnemo.engine.ticker import run_ticker
 from mnemo.engine.worker import WorkerPool
 from mnemo.settings import Settings
 from mnemo.steps.base import Deps
+from mnemo.store.backlog import bus_backlog
 
 
 class EmbeddedTransport:
@@ -25,6 +28,7 @@ class EmbeddedTransport:
     the process's heartbeat."""
 
     worker_roles: tuple[str, ...] = (EMBEDDED_ROLE,)
+    broker: str | None = None  # the bus is a table of the database
 
     def __init__(self, deps: Deps, groups: GroupCache, settings: Settings, database_url: str):
         self.settings = settings
@@ -54,6 +58,13 @@ class EmbeddedTransport:
 
     async def raw_log_position(self) -> dict[str, Any] | None:
         return None  # the bus deletes a record once it is processed: there is no raw log
+
+    async def backlog(self) -> list[Backlog]:
+        """Records on the bus not yet processed: adds (`run`) and buffer flushes (`flush`)."""
+        async with self.runner.deps.db.connect() as conn:
+            waiting = await bus_backlog(conn, PIPELINE_CHANNEL)
+        kinds = [RUN, FLUSH, *sorted(k for k in waiting if k not in (RUN, FLUSH))]
+        return [Backlog(k, *waiting.get(k, (0, 0.0))) for k in kinds]
 
     async def start(self) -> None:
         s = self.settings

@@ -24,6 +24,9 @@ class StageEvent(BaseModel):
     batch: Batch
     # When each run of the batch was added: the committer's end-to-end latency.
     run_started: dict[str, datetime] = Field(default_factory=dict)
+    # A buffer's pending flush: the trace contexts of its runs (W3C carriers), the first
+    # continued by the flush, the others linked (`mnemo.tracing.pipeline`).
+    traces: list[dict[str, str]] = Field(default_factory=list)
 
     @property
     def scope_key(self) -> str:

@@ -26,6 +26,7 @@ from mnemo.kafka.sweeps import SweepSchedule
 from mnemo.stages import buffer as stage
 from mnemo.stages.buffer import BufferState
 from mnemo.store import erasure, tombstones
+from mnemo.tracing.pipeline import batch_attributes, record_span
 
 
 class BufferTable:
@@ -65,7 +66,10 @@ class BufferTable:
         """Produce the pending flushes (if any), wait for the acks, then clear them."""
         if not state.pending:
             return state
-        await self.rt.emit(stage.pending_emits(state, group))
+        for pending in state.pending:
+            attributes = batch_attributes(pending.batch)
+            with record_span("mnemo.flush", pending.traces, attributes):
+                await self.rt.emit(stage.delivery(pending, group))
         state = stage.acknowledged(state)
         await self.save(key, state)
         return state

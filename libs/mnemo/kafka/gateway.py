@@ -17,6 +17,7 @@ from mnemo.kafka.transport import KafkaTransport
 from mnemo.llm.base import LLM
 from mnemo.logs import configure_logging
 from mnemo.settings import Settings
+from mnemo.tracing.setup import configure as configure_tracing
 
 
 async def start_engine(
@@ -58,7 +59,9 @@ async def serve(settings: Settings) -> None:
 
 def main() -> None:
     configure_logging()
-    asyncio.run(serve(Settings()))
+    settings = Settings()
+    configure_tracing("mnemo-gateway")
+    asyncio.run(serve(settings))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,9 @@ from mnemo.kafka.lanes import Lanes
 from mnemo.kafka.runtime import Runtime
 from mnemo.stages.failures import dead_letter
 from mnemo.stages.routing import Emit
+from mnemo.tracing import spans
+from mnemo.tracing.pipeline import MAX_RUN_IDS, record_span
+from mnemo.tracing.spans import AttributeValue, Carrier
 
 log = logging.getLogger(__name__)
 # Records read ahead per running slot: room to find other keys behind a busy one.
@@ -50,6 +53,7 @@ class Incoming:
     scope_key: str | None = None
     timestamp: datetime | None = None  # the broker's record timestamp
     replay_of: str | None = None  # set on a record `mnemo dlq replay` re-published
+    trace: Carrier = field(default_factory=dict)  # the W3C trace headers it carried
 
     @classmethod
     def of(cls, event: Any) -> Incoming:
@@ -59,7 +63,8 @@ class Incoming:
         headers = m.headers.items() if isinstance(m.headers, dict) else (m.headers or [])
         replay_of = next((v for k, v in headers if k == REPLAY_HEADER), None)
         return cls(m.topic, m.partition, m.offset, key, m.value, timestamp=stamp,
-                   replay_of=replay_of.decode() if replay_of else None)  # fmt: skip
+                   replay_of=replay_of.decode() if replay_of else None,
+                   trace=spans.from_headers(m.headers))  # fmt: skip
 
 
 Work = Callable[[Incoming], Awaitable[list[Emit]]]
@@ -87,28 +92,47 @@ async def consume(rt: Runtime, stream: Any, route: Route) -> None:
 
 def _runner(rt: Runtime, incoming: Incoming, work: Work, is_data: bool) -> Callable[[], Any]:
     async def run() -> None:
-        if is_data:
-            metrics.RECORDS_IN.labels(stage=rt.service).inc()
-        await handle(rt, incoming, work)
+        if not is_data:  # a tick: not traced
+            await handle(rt, incoming, work)
+            return
+        metrics.RECORDS_IN.labels(stage=rt.service).inc()
+        await traced(rt, incoming, work)
 
     return run
 
 
-async def handle(rt: Runtime, incoming: Incoming, work: Work) -> None:
-    """Run `work` for the record until it succeeds or turns out to be poison."""
+async def traced(rt: Runtime, incoming: Incoming, work: Work) -> None:
+    """`handle` in the trace of the record's run (its headers' context)."""
+    attributes: dict[str, AttributeValue | None] = {
+        "messaging.system": "kafka",
+        "messaging.destination.name": incoming.topic,
+        "messaging.destination.partition.id": str(incoming.partition),
+        "messaging.kafka.offset": incoming.offset,
+        "messaging.consumer.group.name": rt.ks.group_id(rt.service),
+    }
+    traces = [incoming.trace] if incoming.trace else []
+    with record_span(f"mnemo.process {incoming.topic}", traces, attributes) as span:
+        if not await handle(rt, incoming, work):
+            span.fail("dead_lettered", f"record sent to the DLQ by {rt.service}")
+        span.set("mnemo.run_ids", incoming.run_ids[:MAX_RUN_IDS])
+
+
+async def handle(rt: Runtime, incoming: Incoming, work: Work) -> bool:
+    """Run `work` for the record until it succeeds or turns out to be poison; False when
+    it was poison (dead-lettered)."""
     backoff = Backoff(rt.ks.transient_backoff_seconds)
     while True:
         try:
             async with time_budget(rt.settings.run_time_budget_seconds):
                 emits = await work(incoming)
             await rt.emit(emits)
-            return
+            return True
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             if not is_transient(exc):
                 await _dead_letter(rt, incoming, exc)
-                return
+                return False
             kmetrics.TRANSIENT_RETRIES.labels(service=rt.service).inc()
             log.warning("%s: transient failure (%s); retrying", rt.service, describe(exc))
             await asyncio.sleep(backoff.next())

@@ -24,6 +24,7 @@ from mnemo.settings import Settings
 from mnemo.stages.routing import Emit
 from mnemo.steps.base import Deps
 from mnemo.store.database import Database
+from mnemo.tracing import spans
 
 log = logging.getLogger(__name__)
 DATABASE_WAIT_SECONDS = 30  # services may start together with a database being migrated
@@ -98,9 +99,14 @@ class Runtime:
     async def emit(self, emits: list[Emit]) -> None:
         """Publish in order and wait until the broker acknowledged every record."""
         pending = []
+        headers = spans.to_headers(spans.carrier())  # the records continue this trace
         for e in emits:
             channel = self.channels[e.kind]
-            pending.append(await channel.send(key=e.scope_key.encode(), value=encode(e.record)))
+            pending.append(
+                await channel.send(
+                    key=e.scope_key.encode(), value=encode(e.record), headers=headers or None
+                )
+            )
             metrics.RECORDS_OUT.labels(stage=e.kind.value).inc()
         if pending:
             await asyncio.gather(*pending)

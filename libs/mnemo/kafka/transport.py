@@ -23,14 +23,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.core.failures import describe
 from mnemo.core.records import RunRecord
-from mnemo.core.transport import TransportUnavailable
+from mnemo.core.transport import Backlog, TransportUnavailable
 from mnemo.events.codec import encode
 from mnemo.events.raw import RawEvent
+from mnemo.kafka.backlog import KafkaBacklog, consumers
 from mnemo.kafka.channels import channel_names, ensure_channels
 from mnemo.kafka.lag import LagMonitor, stage_groups
 from mnemo.kafka.reader import partitions
 from mnemo.settings import SERVICES, KafkaSettings
 from mnemo.store import runs
+from mnemo.tracing import spans
 
 log = logging.getLogger(__name__)
 BROKER_CHECK_SECONDS = 3.0
@@ -60,9 +62,11 @@ class KafkaTransport:
         self.ks = ks
         self.db = db
         self.raw_topic = channel_names(ks).raw
+        self.broker: str | None = f"kafka {ks.bootstrap_servers}"
         self._producer: AIOKafkaProducer | None = None
         self._lag = LagMonitor(ks.bootstrap_servers, stage_groups(ks))
         self._lag_task: asyncio.Task[None] | None = None
+        self._backlog = KafkaBacklog(ks.bootstrap_servers, consumers(ks))
 
     async def start(self) -> None:
         """Connect the producer (the channels' topics are created if missing) and start
@@ -89,12 +93,17 @@ class KafkaTransport:
             return f"broker unreachable ({describe(exc, 200)})"
         return None
 
+    async def backlog(self) -> list[Backlog]:
+        """Per consumed channel: records its stage has not consumed, and the oldest's age."""
+        return await self._backlog.measure()
+
     async def stop(self) -> None:
         if self._lag_task is not None:
             self._lag_task.cancel()
             await asyncio.gather(self._lag_task, return_exceptions=True)
             self._lag_task = None
             await self._lag.close()
+        await self._backlog.close()
         if self._producer is not None:
             await self._producer.stop()
             self._producer = None
@@ -159,7 +168,10 @@ class KafkaTransport:
             raise ConnectionError("the Kafka producer is not running")
         send = asyncio.ensure_future(
             self._producer.send_and_wait(
-                self.raw_topic, encode(raw_event(record)), key=record.scope_key.encode()
+                self.raw_topic,
+                encode(raw_event(record)),
+                key=record.scope_key.encode(),
+                headers=spans.to_headers(record.trace),  # the run's trace goes on
             )
         )
         done, _ = await asyncio.wait({send}, timeout=self.ks.produce_timeout_seconds)

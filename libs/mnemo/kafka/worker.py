@@ -14,6 +14,7 @@ from mnemo.kafka.channels import ensure_channels
 from mnemo.kafka.runtime import Runtime
 from mnemo.logs import configure_logging
 from mnemo.settings import Settings
+from mnemo.tracing.setup import configure as configure_tracing
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,7 @@ def run_service(create: Callable[[Settings], Stage]) -> None:
     asyncio.set_event_loop(loop)
     loop.run_until_complete(ensure_channels(settings.kafka))
     stage = create(settings)
+    configure_tracing(stage.app.conf.id)  # the consumer group names it, e.g. mnemo-buffer
     loop.run_until_complete(stage.rt.open())
     log.info("%s: ready; joining consumer group %s", stage.rt.service, stage.app.conf.id)
     worker = faust.Worker(stage.app, loop=loop, loglevel="INFO", quiet=True)

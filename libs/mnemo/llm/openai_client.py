@@ -30,6 +30,7 @@ from mnemo.core.failures import connection_cause, describe
 from mnemo.llm.base import C, LLMError, Prompt, R
 from mnemo.llm.transport import PLACEHOLDER_API_KEY, async_openai
 from mnemo.metrics import LLM_CALLS, LLM_ERRORS, LLM_LATENCY, LLM_TOKENS
+from mnemo.tracing.genai import Usage, llm_call
 
 if TYPE_CHECKING:
     from mnemo.settings import Settings
@@ -191,9 +192,9 @@ class OpenAICompatibleLLM:
         await self._client.close()
 
     async def complete(self, prompt: Prompt[C, R], context: C) -> R:
-        """Answer `prompt` for `context`; raises LLMError once retries are spent."""
+        """Answer `prompt` for `context`; raises LLMError once retries are spent. One trace
+        span covers the call, retries included (`mnemo.tracing.genai`)."""
         request = self._request(prompt, context)
-        attempts = 0
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts),
             wait=retry_wait(self._retry_wait_scale),
@@ -201,16 +202,19 @@ class OpenAICompatibleLLM:
             before_sleep=self._log_retry(prompt.name),
             reraise=True,
         )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    attempts = attempt.retry_state.attempt_number
-                    return await self._attempt(prompt, request, attempts)
-        except (openai.OpenAIError, InvalidOutputError) as exc:
-            plural = "attempt" if attempts == 1 else "attempts"
-            message = f"LLM prompt '{prompt.name}' failed after {attempts} {plural}: "
-            message += describe_error(exc)
-            raise LLMError(scrub_secret(message, self._api_key)) from None
+        base_url = str(self._client.base_url)
+        with llm_call(prompt=prompt.name, model=self.model, base_url=base_url) as usage:
+            try:
+                async for attempt in retrying:
+                    with attempt:
+                        usage.attempts = attempt.retry_state.attempt_number
+                        return await self._attempt(prompt, request, usage)
+            except (openai.OpenAIError, InvalidOutputError) as exc:
+                plural = "attempt" if usage.attempts == 1 else "attempts"
+                message = f"LLM prompt '{prompt.name}' failed after {usage.attempts} {plural}: "
+                message += describe_error(exc)
+                usage.error = error_kind(exc)
+                raise LLMError(scrub_secret(message, self._api_key)) from None
         raise AssertionError("unreachable: tenacity either returns or raises")
 
     def _request(self, prompt: Prompt[C, R], context: C) -> dict[str, Any]:
@@ -240,12 +244,13 @@ class OpenAICompatibleLLM:
             self._schemas[model] = model.model_json_schema()
         return self._schemas[model]
 
-    async def _attempt(self, prompt: Prompt[C, R], request: dict[str, Any], number: int) -> R:
-        log.debug("LLM call prompt=%s model=%s attempt=%d", prompt.name, self.model, number)
+    async def _attempt(self, prompt: Prompt[C, R], request: dict[str, Any], usage: Usage) -> R:
+        log.debug("LLM call prompt=%s model=%s attempt=%d", prompt.name, self.model, usage.attempts)
         LLM_CALLS.labels(prompt=prompt.name, provider=PROVIDER).inc()
         started = time.perf_counter()
         try:
             completion = await self._client.chat.completions.create(**request)
+            usage.add(completion)
             self._count_tokens(prompt.name, completion.usage)
             return _parse(prompt.response_model, self._raw_answer(prompt.name, completion))
         except (openai.OpenAIError, InvalidOutputError) as exc:

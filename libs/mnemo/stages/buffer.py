@@ -30,6 +30,7 @@ from mnemo.events.channels import ChannelKind
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
 from mnemo.stages.routing import Emit, forward
+from mnemo.tracing.pipeline import unique_traces
 
 SEEN_LIMIT = 1000
 
@@ -43,6 +44,8 @@ class BufferedRun(BaseModel):
     candidates: list[Candidate] = Field(default_factory=list)
     # The run's input time (its batch's event_time).
     event_time: datetime | None = None
+    # The run's trace context (W3C carrier), continued by the flush that takes it.
+    trace: dict[str, str] = Field(default_factory=dict)
 
 
 class BufferState(BaseModel):
@@ -81,9 +84,14 @@ def batch_buffer(group: GroupConfig, step_id: str) -> BufferStep:
 
 
 def take(
-    state: BufferState | None, event: StageEvent, partition: int, now: datetime
+    state: BufferState | None,
+    event: StageEvent,
+    partition: int,
+    now: datetime,
+    trace: dict[str, str] | None = None,
 ) -> BufferState:
-    """Add the event's runs to the buffer, skipping runs it already holds or flushed."""
+    """Add the event's runs (whose trace context is `trace`) to the buffer, skipping runs
+    it already holds or flushed."""
     b = event.batch
     state = state or BufferState(
         project=b.project, group=b.group, step_id=event.step_id, scope_key=b.scope_key,
@@ -93,12 +101,14 @@ def take(
     fresh = [r for r in b.run_ids if r not in known]
     if not fresh:
         return state
-    arriving = _runs(event, fresh, now)
+    arriving = _runs(event, fresh, now, trace or {})
     watermark = advance(state.watermark, items_of(_held(arriving)))
     return state.model_copy(update={"items": [*state.items, *arriving], "watermark": watermark})
 
 
-def _runs(event: StageEvent, fresh: list[str], now: datetime) -> list[BufferedRun]:
+def _runs(
+    event: StageEvent, fresh: list[str], now: datetime, trace: dict[str, str] | None = None
+) -> list[BufferedRun]:
     b = event.batch
     return [
         BufferedRun(
@@ -109,6 +119,7 @@ def _runs(event: StageEvent, fresh: list[str], now: datetime) -> list[BufferedRu
             properties=b.properties,
             candidates=[c for c in b.candidates if c.run_id == run_id or len(fresh) == 1],
             event_time=b.event_time,
+            trace=trace or {},
         )
         for run_id in fresh
     ]
@@ -144,6 +155,7 @@ def flush(state: BufferState, group: GroupConfig, step: BufferStep) -> BufferSta
     assert emits, f"buffer '{step.id}' has no next step"
     pending = emits[0].record
     assert isinstance(pending, StageEvent)
+    pending = pending.model_copy(update={"traces": unique_traces([i.trace for i in state.items])})
     seen = [*state.seen, *run_ids][-SEEN_LIMIT:]
     return state.model_copy(
         update={"items": [], "seen": seen, "pending": [*state.pending, pending]}
@@ -175,6 +187,7 @@ def arrive(
     partition: int,
     now: datetime,
     service: str,
+    trace: dict[str, str] | None = None,
 ) -> Arrival:
     """Take the event's runs into the buffer, flushing (as `pending`) what it held first if
     they close it, and what it holds then if a trigger fires. `state` must have no pending
@@ -184,7 +197,7 @@ def arrive(
     fresh = [r for r in event.batch.run_ids if r not in known]
     if state is not None and closes(state, event, step, now) is not None:
         state = flush(state, group, step)
-    state = take(state, event, partition, now)
+    state = take(state, event, partition, now, trace)
     emits = []
     if fresh:
         status = RunStatusEvent(
@@ -209,11 +222,12 @@ def tick(state: BufferState, group: GroupConfig, step: BufferStep, now: datetime
 
 def pending_emits(state: BufferState, group: GroupConfig) -> list[Emit]:
     """The records that deliver the state's pending flushes, in order."""
-    return [
-        emit
-        for p in state.pending
-        for emit in forward(group.step(p.step_id), p.batch, p.run_started)
-    ]
+    return [emit for p in state.pending for emit in delivery(p, group)]
+
+
+def delivery(pending: StageEvent, group: GroupConfig) -> list[Emit]:
+    """The record that delivers one pending flush."""
+    return forward(group.step(pending.step_id), pending.batch, pending.run_started)
 
 
 def acknowledged(state: BufferState) -> BufferState:

@@ -13,6 +13,8 @@ from mnemo.domain.reconsolidation import GateDecision
 from mnemo.steps.base import Batch, Deps
 from mnemo.steps.consolidate import note_episodes
 from mnemo.store import commits, erasure, reconsolidations, retention, runs, tombstones
+from mnemo.tracing.pipeline import step_span
+from mnemo.tracing.spans import AttributeValue
 
 
 async def commit(
@@ -24,7 +26,30 @@ async def commit(
 
     Besides the memories, it records the reconsolidation gate's decisions with what became
     of them, and counts new episodes for consolidation (`Operations.due`: scopes whose
-    count trigger fires now)."""
+    count trigger fires now). Traced as a step span."""
+    with step_span(step, batch) as span:
+        ops = await _commit(deps, tx, group, step, batch)
+        span.update(_outcome(ops))
+    return ops
+
+
+def _outcome(ops: commits.Operations | None) -> dict[str, AttributeValue | None]:
+    if ops is None:
+        return {"mnemo.commit.outcome": "already_committed"}
+    if ops.withdrawn:
+        return {"mnemo.commit.outcome": "withdrawn"}
+    count = {
+        kind: sum(len(by_kind[kind]) for by_kind in ops.by_run.values())
+        for kind in ("created", "updated", "deleted")
+    }
+    return {"mnemo.commit.outcome": "applied"} | {
+        f"mnemo.commit.memories_{kind}": n for kind, n in count.items()
+    }
+
+
+async def _commit(
+    deps: Deps, tx: AsyncConnection, group: GroupConfig, step: CommitStep, batch: Batch
+) -> commits.Operations | None:
     now = deps.clock.now()
     erased = await tombstones.guard(tx, batch.run_ids)
     if erased:

@@ -208,3 +208,16 @@ def test_late_and_out_of_order_runs() -> None:
     assert state.items == [] and state.watermark == THEN + timedelta(hours=2)
     alone = arrive(state, arriving("r0", happened=THEN), T0 + timedelta(seconds=61))
     assert [p.batch.run_ids for p in alone.state.pending] == [["r0"]]
+
+
+def test_a_flush_keeps_its_runs_trace_contexts_first_come_first() -> None:
+    trace = {f"r{i}": {"traceparent": f"00-{i:032x}-{i:016x}-01"} for i in (1, 2, 3)}
+    state = None
+    for run_id in ("r1", "r2", "r3"):
+        state = stage.arrive(state, arriving(run_id), GROUP, STEP, partition=2, now=T0,
+                             service="buffer", trace=trace[run_id]).state  # fmt: skip
+    assert state is not None
+    [flushed] = state.pending  # the count trigger (3) fired
+    assert flushed.traces == [trace["r1"], trace["r2"], trace["r3"]]
+    [emit] = stage.delivery(flushed, GROUP)
+    assert emit.kind == ChannelKind.drafts and emit.record.batch.run_ids == ["r1", "r2", "r3"]

@@ -69,6 +69,7 @@ async def readyz(engine: EngineDep, request: Request) -> Readiness | Response:
 
 
 @router.get("/metrics", response_class=Response, tags=["mnemo extensions"])
-async def metrics() -> Response:
-    """Prometheus exposition of the engine's and gateway's metrics."""
-    return Response(exposition(), media_type=CONTENT_TYPE_LATEST)
+async def metrics(engine: EngineDep) -> Response:
+    """Prometheus exposition: the pipeline's series from every process of this server
+    (gateway and worker processes) and the queue's backlog, measured now."""
+    return Response(await exposition(engine), media_type=CONTENT_TYPE_LATEST)
