@@ -1,11 +1,12 @@
-"""The retention sweep both modes run periodically (the embedded ticker, the committer)."""
+"""The sweeps both modes run periodically (the embedded ticker, the committer): raw inputs
+past their retention, and idempotency keys past their window."""
 
 from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.clock import Clock
-from mnemo.store import retention
+from mnemo.store import idempotency, retention
 
 
 async def sweep_expired(db: AsyncEngine, clock: Clock) -> int:
@@ -18,3 +19,14 @@ async def sweep_expired(db: AsyncEngine, clock: Clock) -> int:
         redacted += count
         if count < retention.SWEEP_BATCH:
             return redacted
+
+
+async def forget_expired_keys(db: AsyncEngine, clock: Clock) -> int:
+    """Delete every idempotency key past its window, a batch per transaction."""
+    deleted = 0
+    while True:
+        async with db.begin() as tx:
+            count = await idempotency.sweep(tx, clock.now())
+        deleted += count
+        if count < idempotency.SWEEP_BATCH:
+            return deleted
