@@ -65,10 +65,9 @@ class ListCursor(BaseModel):
 
 
 def selection_digest(query: MemoryQuery) -> str:
-    """What the listing selects (project, group, topics with their filters, user, properties)."""
-    what = query.model_dump(
-        mode="json", include={"project", "group", "topics", "user_id", "properties"}
-    )
+    """What the listing selects: every field of the query but the page size, the time it
+    reads at and what only search uses (so a new filter is part of it by default)."""
+    what = query.model_dump(mode="json", exclude={"limit", "as_of", "text", "retrieval_type"})
     canonical = json.dumps(what, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
