@@ -25,6 +25,7 @@ from mnemo.domain.scope import bounded_memory_id, normalize_user_id, topic_scope
 from mnemo.domain.transfer import (
     ExportedGroup,
     ExportedMemory,
+    ExportedSource,
     ImportBatch,
     ImportReport,
     Rekeyed,
@@ -63,9 +64,14 @@ async def import_batch(engine: Engine, project: str, batch: ImportBatch) -> Impo
         kept = [p for p in prepared if p.row["user_id"] not in erased]
         report.skipped_erased = [p.row["id"] for p in prepared if p.row["user_id"] in erased]
         if kept:
+            moved = {r.old_id: r.new_id for r in report.rekeyed}
             try:
                 await transfer_store.write(
-                    tx, project, [p.row for p in kept], {p.row["id"]: p.versions for p in kept}
+                    tx,
+                    project,
+                    [p.row for p in kept],
+                    {p.row["id"]: p.versions for p in kept},
+                    {p.row["id"]: _sources(p.source, moved) for p in kept},
                 )
             except transfer_store.ImportConflict as exc:
                 raise _conflict(exc.ids) from exc
@@ -133,12 +139,21 @@ async def _prepare(
     return list(by_id.values())
 
 
+def _sources(memory: ExportedMemory, moved: dict[str, str]) -> list[ExportedSource]:
+    """A rule's sources, pointing at the ids its episodes have here (a bounded episode
+    rekeyed in the same batch moved)."""
+    return [
+        s.model_copy(update={"memory_id": moved.get(s.memory_id, s.memory_id)})
+        for s in memory.sources
+    ]
+
+
 def _updated(prepared: _Prepared) -> Any:
     return prepared.source.updated_at
 
 
 def _row(memory: ExportedMemory, user_id: str | None) -> dict[str, Any]:
-    row = memory.model_dump(exclude={"kind", "versions", "embedding"})
+    row = memory.model_dump(exclude={"kind", "versions", "embedding", "sources"})
     row["user_id"] = user_id
     row["status"] = memory.status.value
     row["embedding"] = None

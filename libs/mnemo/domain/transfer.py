@@ -3,8 +3,8 @@
 An export is JSON lines: a `header`, every `group` with its configuration, every `memory`
 of the project (all users and topics, deleted ones too) with its versions, and an `end`
 line counting the memories sent, so a reader knows the export is complete. A memory line
-holds every field of the memory: ids, scope, content, status, version, the runs that
-wrote it, system times (`created_at`, `updated_at`, each version's `valid_from` and
+holds every field of the memory: ids, scope, content, status (consolidated episodes too),
+version, the runs that wrote it, a rule's sources (the episodes it was made from), system times (`created_at`, `updated_at`, each version's `valid_from` and
 `valid_to`), event times, and its vector (float32, little-endian, base64) unless the
 export was made without vectors. An import writes such memories as they are.
 """
@@ -90,6 +90,15 @@ class ExportedVersion(WireModel):
     embedding: str | None = None
 
 
+class ExportedSource(WireModel):
+    """An episode a consolidated rule was made from (`memory_sources`): the episode's id,
+    the consolidation pass that linked it, and when."""
+
+    memory_id: str = Field(min_length=1, max_length=ID_CHARS)
+    pass_id: str = Field(min_length=1, max_length=ID_CHARS)
+    linked_at: AwareDatetime
+
+
 class ExportedMemory(WireModel):
     kind: Literal["memory"] = "memory"
     id: str = Field(min_length=1, max_length=ID_CHARS)
@@ -109,6 +118,8 @@ class ExportedMemory(WireModel):
     operation: Operation = "created"
     embedding: str | None = None
     versions: list[ExportedVersion] = Field(default_factory=list)
+    # For a consolidated rule: the episodes it holds.
+    sources: list[ExportedSource] = Field(default_factory=list)
 
 
 class ExportEnd(WireModel):

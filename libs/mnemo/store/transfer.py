@@ -16,8 +16,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.event_time import as_utc
-from mnemo.domain.transfer import ExportedMemory, ExportedVersion, encode_vector
-from mnemo.store.schema import memories, memory_versions
+from mnemo.domain.transfer import ExportedMemory, ExportedSource, ExportedVersion, encode_vector
+from mnemo.store.schema import memories, memory_sources, memory_versions
 
 # What an export copies of a memory, besides its versions and vector.
 _FIELDS = (
@@ -72,13 +72,38 @@ async def read_batch(
     if after is not None:
         statement = statement.where(memories.c.id > after)
     rows = (await conn.execute(statement.order_by(memories.c.id).limit(limit))).all()
-    versions = await _versions([r.id for r in rows], vectors, conn)
+    ids = [r.id for r in rows]
+    versions = await _versions(ids, vectors, conn)
+    sources = await _sources(ids, conn)
     return [
         ExportedMemory.model_validate(
-            {**_plain(r._mapping, _FIELDS, vectors), "versions": versions.get(r.id, [])}
+            {
+                **_plain(r._mapping, _FIELDS, vectors),
+                "versions": versions.get(r.id, []),
+                "sources": sources.get(r.id, []),
+            }
         )
         for r in rows
     ]
+
+
+async def _sources(ids: list[str], conn: AsyncConnection) -> dict[str, list[ExportedSource]]:
+    """The episodes each rule among `ids` holds, in the order they were linked."""
+    if not ids:
+        return {}
+    rows = await conn.execute(
+        select(memory_sources)
+        .where(memory_sources.c.rule_id.in_(ids))
+        .order_by(memory_sources.c.rule_id, memory_sources.c.linked_at, memory_sources.c.source_id)
+    )
+    found: dict[str, list[ExportedSource]] = defaultdict(list)
+    for row in rows:
+        found[row.rule_id].append(
+            ExportedSource(
+                memory_id=row.source_id, pass_id=row.pass_id, linked_at=as_utc(row.linked_at)
+            )
+        )
+    return found
 
 
 async def _versions(
@@ -121,9 +146,11 @@ async def write(
     project: str,
     rows: Sequence[Mapping[str, Any]],
     versions: Mapping[str, Sequence[Mapping[str, Any]]],
+    sources: Mapping[str, Sequence[ExportedSource]],
 ) -> None:
-    """Create or replace memories (`memories` rows without `project`) and all their
-    versions. ImportConflict when an id is another project's or group's memory."""
+    """Create or replace memories (`memories` rows without `project`), all their versions
+    and, for rules, the episodes they hold (an episode is held by one rule: a link to it
+    moves). ImportConflict when an id is another project's or group's memory."""
     ids = [row["id"] for row in rows]
     owners = await tx.execute(
         select(memories.c.id, memories.c.project, memories.c.group)
@@ -146,3 +173,21 @@ async def write(
     ]
     if kept:
         await tx.execute(insert(memory_versions), kept)
+    await tx.execute(delete(memory_sources).where(memory_sources.c.rule_id.in_(ids)))
+    links = [
+        {"source_id": s.memory_id, "rule_id": rule_id, "project": project,
+         "group": group_of[rule_id], "pass_id": s.pass_id, "linked_at": s.linked_at}
+        for rule_id, held in sources.items()
+        for s in held
+    ]  # fmt: skip
+    if links:
+        statement = pg_insert(memory_sources).values(links)
+        await tx.execute(
+            statement.on_conflict_do_update(
+                index_elements=[memory_sources.c.source_id],
+                set_={
+                    c: statement.excluded[c]
+                    for c in ("rule_id", "project", "group", "pass_id", "linked_at")
+                },
+            )
+        )

@@ -3,6 +3,7 @@ vectors kept or recomputed, bounded ids under another project, erased users, id 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,6 +20,8 @@ from mnemo.domain.transfer import ImportBatch, decode_vector, encode_vector
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.embedded import start_engine
 from tests.integration.conftest import engine_settings, scripted_client
+from tests.integration.engine.helpers import add_and_wait, listing
+from tests.support.dynamics import DESK, EPISODES, LUTHIER_GROUP, consolidate_answer, facts
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 from tests.support.transfer import build_project, comparable, export_of, memories_of
@@ -170,3 +173,35 @@ async def test_an_export_resumes_after_an_id(
     rest = [json.loads(x) async for x in export_lines(engine, project, memories[2]["id"], True)]
     assert rest[0]["remaining"] == len(memories) - 3 and rest[0]["after"] == memories[2]["id"]
     assert memories_of(rest) == memories[3:] and rest[-1] == {"kind": "end", "memories": 4}
+
+
+async def test_a_consolidated_rule_moves_with_its_sources(
+    engine: Engine, target: Engine, llm: ScriptedLLMServer, project: str
+) -> None:
+    """A real consolidation pass (scripted LLM): the rule carries its episodes, the episodes
+    their `consolidated` status, and the target answers provenance and sources alike."""
+    await engine.put_group(project, "luthier", LUTHIER_GROUP)
+    llm.script("consolidate", consolidate_answer)
+    scope = {"group": "luthier", "user_id": "luthier-1", "properties": {"desk_id": DESK}}
+    for text in EPISODES:
+        run = await add_and_wait(engine, project, {**scope, "input": facts("Episodes", text)})
+        assert run.status.value == "completed", run.error
+    deadline = asyncio.get_running_loop().time() + 20
+    while not (rules := await listing(engine, project, topics=["Rules"], **scope)):
+        assert asyncio.get_running_loop().time() < deadline, "no rule was consolidated"
+        await asyncio.sleep(0.1)
+    exported = await export_of(engine, project)
+    [rule] = [m for m in memories_of(exported) if m["topic"] == "Rules"]
+    assert rule["id"] == rules[0].id and len(rule["sources"]) == 3
+    episodes = [m for m in memories_of(exported) if m["topic"] == "Episodes"]
+    assert {m["status"] for m in episodes} == {"consolidated"}
+    assert {s["memory_id"] for s in rule["sources"]} == {m["id"] for m in episodes}
+
+    await _import(target, project, exported)
+    assert comparable(await export_of(target, project)) == comparable(exported)
+    args = (project, "luthier", "luthier-1", rule["id"])
+    assert await target.memory_provenance(*args) == await engine.memory_provenance(*args)
+    theirs, ours = await engine.memory_sources(*args), await target.memory_sources(*args)
+    assert [(m.id, m.status, m.consolidated_into) for m in ours] == [
+        (m.id, m.status, m.consolidated_into) for m in theirs
+    ]
