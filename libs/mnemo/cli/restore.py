@@ -104,18 +104,36 @@ def restore(client: TransferClient, source: Path, state_path: Path, progress: bo
         for kind, records, last_line in batches(
             source, state.acknowledged_lines, BATCH_BYTES, IMPORT_BATCH
         ):
-            body = {"embedding": header["embedding"], FIELD_OF[kind]: records}
-            report = client.import_batch(body)
-            state.groups += report["groups"]
-            state.imported += report["imported"]
-            for name in ("rekeyed", "skipped_erased", "skipped_superseded"):
-                notes[name] += len(report[name])
-            if report["imported"]:
-                notes[f"embeddings_{report['embeddings']}"] += report["imported"]
+            for report in send(client, header["embedding"], FIELD_OF[kind], records):
+                state.groups += report["groups"]
+                state.imported += report["imported"]
+                for name in ("rekeyed", "skipped_erased", "skipped_superseded"):
+                    notes[name] += len(report[name])
+                if report["imported"]:
+                    notes[f"embeddings_{report['embeddings']}"] += report["imported"]
+                bar.update(report["imported"])
             state.notes = dict(notes)
             state.acknowledged_lines = last_line
             state.save(state_path)
-            bar.update(report["imported"])
     finally:
         bar.close()
     return state
+
+
+def send(
+    client: TransferClient, embedding: Any, field: str, records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Import `records` (one batch), halving it while the server finds it too large (413:
+    its MNEMO_MAX_BODY_BYTES is below this command's batch size); the server's reports."""
+    from mnemo.client.errors import APIError
+
+    try:
+        return [client.import_batch({"embedding": embedding, field: records})]
+    except APIError as exc:
+        if exc.status != 413 or len(records) == 1:
+            raise
+    half = len(records) // 2
+    return [
+        *send(client, embedding, field, records[:half]),
+        *send(client, embedding, field, records[half:]),
+    ]
