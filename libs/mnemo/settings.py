@@ -196,6 +196,9 @@ class Settings(BaseSettings):
     # Adds waiting in memory for the next group commit, and HTTP requests in progress.
     max_queued_adds: int = Field(default=10_000, ge=1)
     max_inflight_requests: int = Field(default=1024, ge=1)
+    # How long an add's Idempotency-Key names that add in its project: a repeat within the
+    # window returns the first add's run (24 h).
+    idempotency_window_seconds: float = Field(default=86_400.0, gt=0)
     # transform_with_context calls the LLM only when a related memory is at least this
     # similar (cosine) to a new one; a step's `min_similarity` overrides it. 0.3 keeps
     # "works as an engineer" / "promoted to CEO" (0.38 with the local model) and skips

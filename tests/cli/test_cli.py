@@ -136,6 +136,24 @@ def test_add_search_runs_export(tenant: Tenant, tmp_path: Path) -> None:
     )
     assert json.loads(found.stdout)[0]["content"] == "User said: I climb volcanoes"
     out = tmp_path / "export.jsonl"
-    exported = runner.invoke(app, ["export", "--user", tenant.user, "-o", str(out), *remote])
+    exported = runner.invoke(app, ["export", "-o", str(out), "--no-progress", *remote])
     assert exported.exit_code == 0, exported.output
-    assert [json.loads(line)["topic"] for line in out.read_text().splitlines()] == ["UserKnowledge"]
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["kind"] for r in records] == ["header", "group", "memory", "end"]
+    assert records[2]["topic"] == "UserKnowledge" and records[2]["user_id"] == tenant.user
+
+
+def test_an_import_repeated_from_scratch_adds_nothing_twice(
+    live_server: LiveServer, tenant: Tenant, tmp_path: Path
+) -> None:
+    """Each line goes with an Idempotency-Key derived from the file and the line: losing the
+    progress file (or an answer lost to a timeout) does not duplicate adds."""
+    source = tmp_path / "adds.jsonl"
+    source.write_text(_lines(tenant.user, third_has_user=True))
+    args = ["import", str(source), "--no-progress", "--url", tenant.url, "--api-key", tenant.key]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    ImportState.path_for(source).unlink()
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert live_server.engine is not None
+    runs = live_server.run(live_server.engine.list_runs(tenant.project))
+    assert len(runs) == 3

@@ -6,16 +6,22 @@ import asyncio
 import json
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import uvicorn
 from aiokafka import AIOKafkaProducer
 
+from mnemo.api import create_app
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import Memory, Run
 from mnemo.domain.requests import AddRequest, ListRequest, NotFound
 from mnemo.events.channels import ChannelNames
 from mnemo.events.raw import derived_run_id
+from mnemo.settings import Settings
 from mnemo.store import runs
+from tests.kafka.services import free_port
 
 
 async def add(engine: Engine, project: str, user: str, *lines: str) -> Run:
@@ -88,3 +94,21 @@ async def completed_row(engine: Engine, run_id: str, timeout: float, logs: str =
             return row
         assert time.monotonic() < deadline, (row, logs)
         await asyncio.sleep(0.2)
+
+
+@asynccontextmanager
+async def serving(settings: Settings, engine: Engine) -> AsyncIterator[str]:
+    """The distributed gateway (the API over `engine`) on a free local port; its URL."""
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(settings, engine), host="127.0.0.1", port=port, log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task

@@ -2,41 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-import uvicorn
 from prometheus_client.parser import text_string_to_metric_families
 
-from mnemo.api import create_app
 from mnemo.kafka.replayops import replay_group
 from tests.kafka.conftest import GROUP, Cluster, service_logs
-from tests.kafka.helpers import completed_row, memories, publish_raw, wait_all
-from tests.kafka.services import free_port
+from tests.kafka.helpers import completed_row, memories, publish_raw, serving, wait_all
 
 pytestmark = pytest.mark.kafka
 
 
 @pytest.fixture
-async def http(cluster: Cluster) -> httpx.AsyncClient:
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(cluster.settings, cluster.engine),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:  # noqa: ASYNC110
-        await asyncio.sleep(0.05)
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+async def http(cluster: Cluster) -> AsyncIterator[httpx.AsyncClient]:
+    async with (
+        serving(cluster.settings, cluster.engine) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as client,
+    ):
         yield client
-    server.should_exit = True
-    await task
 
 
 async def test_http_add_flows_through_all_four_services(

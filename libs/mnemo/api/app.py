@@ -13,7 +13,7 @@ from mnemo.api.inflight import InFlightLimit
 from mnemo.api.json_guard import JsonGuard
 from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
-from mnemo.api.routes import auth, groups, health, memories, runs, status, users
+from mnemo.api.routes import auth, groups, health, memories, runs, status, transfer, users
 from mnemo.api.text_guard import reject_bad_parameters
 from mnemo.api.tracing import TraceContext
 from mnemo.console import install_console
@@ -28,8 +28,9 @@ A drop-in replacement for the Engram v1 REST API: the `weaviate-engram` SDK work
 changing only `base_url` and `api_key`. Every error is an RFC 7807
 `application/problem+json` document. Engram's own operations include `POST
 /v1/memories/list` and the unauthenticated `GET /health`. Operations tagged **mnemo
-extensions** are not part of Engram v1: history, hard erase, user erasure, run long-poll
-(`?wait=`) and retry, group configuration, `/healthz`, `/readyz` and metrics. MCP
+extensions** are not part of Engram v1: history, provenance, hard erase, user erasure, run
+long-poll (`?wait=`) and retry, group configuration, idempotent adds, cursor paging, export
+and import, `/healthz`, `/readyz` and metrics. MCP
 clients connect to `/mcp` (Streamable HTTP, the same bearer keys). The operator console is
 served at `/console`.
 """
@@ -80,7 +81,7 @@ def create_app(
     app.state.settings = settings
     app.state.engine = engine
     app.state.local_workers = local_workers
-    for module in (memories, runs, groups, auth, users, health, status):
+    for module in (memories, runs, groups, auth, users, transfer, health, status):
         app.include_router(module.router)
     install_console(app)
     mcp = McpEndpoint(settings, lambda: app.state.engine)

@@ -23,6 +23,7 @@ from mnemo.domain.memory import (
     Run,
     RunState,
 )
+from mnemo.domain.paging import NEXT_CURSOR
 from mnemo.domain.provenance import Provenance, RunSource, VersionProvenance
 from mnemo.domain.reconsolidation import GateDecision
 from mnemo.domain.requests import AddRequest, ListRequest
@@ -69,6 +70,7 @@ class MemoryOut(Memory):
 class MemoryPage(BaseModel):
     memories: list[MemoryOut]
     total: int
+    next_cursor: str | None = Field(default=None, description=NEXT_CURSOR)
 
 
 class CommittedOperationOut(CommittedOperation):

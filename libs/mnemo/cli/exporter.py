@@ -1,62 +1,151 @@
-"""`mnemo export`: memories as JSONL, through the public list API.
+"""`mnemo export`: every memory of the key's project, losslessly, as JSON lines.
 
-Limits (the Engram v1 API has no pagination or user enumeration): each (group, topic, user)
-yields at most its 100 most recently updated memories, and user-scoped topics are exported
-only for the users named with --user. A warning on stderr reports any truncated listing.
+It streams `GET /v1/export` (see `mnemo.domain.transfer` for the lines) into a file with a
+progress bar. An export cut short (a crash, a network error) leaves a file without its
+`end` line; running the same command again resumes after the last memory it holds.
+`mnemo import --memories FILE` restores it into another mnemo.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TextIO
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mnemo.cli.common import ApiKeyOption, UrlOption, remote_client
+from mnemo.cli.common import ApiKeyOption, UrlOption, fail
 
 if TYPE_CHECKING:
-    from mnemo.client import MnemoClient
-    from mnemo.client.models import GroupSummary
-
-MAX_LIST = 100
+    from mnemo.cli.transfer_http import TransferClient
 
 
-def _export_group(client: MnemoClient, group: GroupSummary, users: list[str], out: TextIO) -> int:
-    written = 0
-    for topic in group.topics:
-        owners: list[str | None] = list(users) if topic.scoping.user_scoped else [None]
-        for user in owners:
-            page = client.memories.list(
-                topics=[topic.topic_name], user_id=user, group=group.name, limit=MAX_LIST
-            )
-            if page.total > len(page):
-                typer.echo(
-                    f"warning: {group.name}/{topic.topic_name}/{user or '-'}: exported "
-                    f"{len(page)} of {page.total} (API list limit)",
-                    err=True,
-                )
-            for memory in page:
-                out.write(memory.model_dump_json(exclude_none=True) + "\n")
-                written += 1
-    return written
+@dataclass
+class Resume:
+    """Where a file's export stands: complete, or unfinished after `last_id`."""
+
+    header: dict[str, Any]
+    last_id: str
+    memories: int
+    complete: bool = False
+
+
+def resume_point(path: Path) -> Resume | None:
+    """Where the export in `path` stands: complete, or unfinished with at least one memory
+    (a trailing partial line is cut off then). None: there is nothing to resume."""
+    if not path.exists() or path.stat().st_size == 0:
+        return None
+    header: dict[str, Any] | None = None
+    last: dict[str, Any] | None = None
+    memories, good_bytes = 0, 0
+    with path.open("rb") as lines:
+        for raw in lines:
+            if not raw.endswith(b"\n"):
+                break  # a line the interruption cut
+            record = json.loads(raw)
+            good_bytes += len(raw)
+            if header is None:
+                header = record
+            if record.get("kind") == "end" and header is not None:
+                return Resume(header, last["id"] if last else "", memories, complete=True)
+            if record.get("kind") == "memory":
+                memories, last = memories + 1, record
+    if header is None or header.get("kind") != "header" or last is None:
+        return None
+    os.truncate(path, good_bytes)
+    return Resume(header, last["id"], memories)
 
 
 def export_command(
-    user: Annotated[list[str] | None, typer.Option("--user", "-u", help="Repeatable")] = None,
-    group: Annotated[list[str] | None, typer.Option("--group", "-g", help="Repeatable")] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Default: stdout")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="File to write (resumable); default stdout"),
+    ] = None,
+    vectors: Annotated[
+        bool, typer.Option(help="Include vectors (an import recomputes missing ones)")
+    ] = True,
+    restart: Annotated[bool, typer.Option("--restart", help="Ignore an unfinished export")] = False,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
     url: UrlOption = "http://127.0.0.1:8080",
     api_key: ApiKeyOption = None,
 ) -> None:
-    """Export memories as JSONL (see the module docs for the API's limits)."""
-    out = output.open("w", encoding="utf-8") if output else sys.stdout
+    """Export every memory of the project (groups, users, topics, versions, times,
+    vectors) for `mnemo import --memories`; re-run to resume an interrupted export."""
+    from mnemo.cli.transfer_http import TransferClient
+    from mnemo.client.errors import MnemoError
+
+    resume = None if restart or output is None else resume_point(output)
+    if resume is not None and resume.complete:
+        typer.echo(
+            f"{output} already holds a complete export (--restart to export again)", err=True
+        )
+        return
     try:
-        with remote_client(url, api_key) as client:
-            groups = [g for g in client.groups.list() if not group or g.name in group]
-            written = sum(_export_group(client, g, list(user or []), out) for g in groups)
+        with TransferClient(url, api_key) as client:
+            written = _export(client, output, resume, vectors, progress)
+    except MnemoError as exc:
+        if output is not None:
+            typer.echo("export interrupted; run the same command again to resume", err=True)
+        raise fail(exc) from exc
+    typer.echo(json.dumps({"exported": written, "file": str(output) if output else None}), err=True)
+
+
+def _export(
+    client: TransferClient, output: Path | None, resume: Resume | None, vectors: bool, bar: bool
+) -> int:
+    """Stream the export into `output` (appending after `resume`); the memories it holds."""
+    from tqdm import tqdm
+
+    after = resume.last_id if resume else None
+    out: IO[str] = output.open("a" if resume else "w", encoding="utf-8") if output else sys.stdout
+    count = resume.memories if resume else 0
+    try:
+        with client.export(after, vectors) as lines:
+            first = next(lines)
+            header = json.loads(first)
+            if resume is not None:
+                _check_same_export(resume.header, header)
+            else:
+                out.write(first + "\n")
+            total = header["remaining"]
+            with tqdm(total=total, unit="memory", disable=not bar, file=sys.stderr) as meter:
+                for line in lines:
+                    record = json.loads(line)
+                    kind = record.get("kind")
+                    if kind == "end":
+                        out.write(json.dumps({"kind": "end", "memories": count}) + "\n")
+                        return count
+                    if resume is None or kind == "memory":
+                        out.write(line + "\n")
+                    if kind == "memory":
+                        count += 1
+                        meter.update(1)
     finally:
+        out.flush()
         if output:
+            os.fsync(out.fileno())
             out.close()
-    typer.echo(json.dumps({"exported": written}), err=True)
+    raise typer.Exit(_cut_short(count))
+
+
+def _check_same_export(started: dict[str, Any], now: dict[str, Any]) -> None:
+    for key in ("project", "embedding"):
+        if started.get(key) != now.get(key):
+            typer.echo(
+                f"the unfinished export was made with another {key} ({started.get(key)!r}, "
+                f"now {now.get(key)!r}); pass --restart to export afresh",
+                err=True,
+            )
+            raise typer.Exit(1)
+
+
+def _cut_short(count: int) -> int:
+    typer.echo(
+        f"the export stream ended without its end line after {count} memories; "
+        "run the same command again to resume",
+        err=True,
+    )
+    return 1

@@ -1,22 +1,28 @@
-"""`mnemo import FILE`: add each JSONL line, resumably.
+"""`mnemo import`: adds from JSONL, an export of another mnemo, or a live Engram project.
 
-A line is `{"messages": [...]}` (a conversation), `{"content": [...]}` or `{"text": "..."}`
-(strings), `{"items": [{content, topic}]}` (pre-extracted), plus optional `user_id`, `group`
-and `properties`. Progress is kept in `FILE.mnemo-import.json` next to the file: the number of
-the last line the server acknowledged. Re-running the command resumes after it.
+- `mnemo import FILE`: add each JSONL line, resumably. A line is `{"messages": [...]}` (a
+  conversation), `{"content": [...]}` or `{"text": "..."}` (strings), `{"items": [{content,
+  topic}]}` (pre-extracted), plus optional `user_id`, `group` and `properties`. Progress
+  is kept in `FILE.mnemo-import.json` next to the file: the number of the last line the
+  server acknowledged. Re-running the command resumes after it, and each line is sent with
+  an `Idempotency-Key` derived from the file and the line, so a line whose answer was lost
+  (a timeout) is not added twice.
+- `mnemo import --memories FILE`: restore a `mnemo export` as it is (`cli.restore`).
+- `mnemo import --from-engram URL --key KEY --users FILE` (`cli.engram_import`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mnemo.cli.common import ApiKeyOption, UrlOption, fail, remote_client
+from mnemo.cli.progress import ProgressFile
 
 if TYPE_CHECKING:
     from mnemo.client import MnemoClient
@@ -24,27 +30,10 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class ImportState:
-    """Where an import stands: every line up to `acknowledged_lines` is stored server-side."""
+class ImportState(ProgressFile):
+    """Where an import of adds stands, and how many adds it made."""
 
-    acknowledged_lines: int = 0
     runs: int = 0
-
-    @staticmethod
-    def path_for(source: Path) -> Path:
-        return source.with_name(source.name + ".mnemo-import.json")
-
-    @classmethod
-    def load(cls, path: Path) -> ImportState:
-        if not path.exists():
-            return cls()
-        return cls(**json.loads(path.read_text("utf-8")))
-
-    def save(self, path: Path) -> None:
-        """Atomically, so a crash never leaves a half-written state file."""
-        temporary = path.with_name(path.name + ".tmp")
-        temporary.write_text(json.dumps(asdict(self)), "utf-8")
-        os.replace(temporary, path)
 
 
 def line_to_add(record: dict[str, Any]) -> tuple[InputLike, dict[str, Any]]:
@@ -64,11 +53,20 @@ def line_to_add(record: dict[str, Any]) -> tuple[InputLike, dict[str, Any]]:
     raise ValueError("a line needs 'messages', 'content', 'text' or 'items'")
 
 
+def line_key(file_digest: str, number: int, line: str) -> str:
+    """The Idempotency-Key of a line: the same for a re-run over the same file, another
+    for any other file or line."""
+    digest = hashlib.sha256(f"{file_digest}:{number}:{line}".encode()).hexdigest()
+    return f"mnemo-import-{digest[:40]}"
+
+
 def import_file(client: MnemoClient, source: Path, state_path: Path, progress: bool) -> ImportState:
     from tqdm import tqdm
 
     state = ImportState.load(state_path)
-    lines = source.read_text("utf-8").splitlines()
+    text = source.read_text("utf-8")
+    lines = text.splitlines()
+    file_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     bar = tqdm(
         total=len(lines), initial=state.acknowledged_lines, unit="line", disable=not progress
     )
@@ -81,7 +79,8 @@ def import_file(client: MnemoClient, source: Path, state_path: Path, progress: b
                     data, options = line_to_add(json.loads(line))
                 except (ValueError, TypeError) as exc:
                     raise typer.BadParameter(f"line {number}: {exc}") from exc
-                client.memories.add(data, **options)
+                key = line_key(file_digest, number, line)
+                client.memories.add(data, idempotency_key=key, **options)
                 state.runs += 1
             state.acknowledged_lines = number
             state.save(state_path)
@@ -92,13 +91,45 @@ def import_file(client: MnemoClient, source: Path, state_path: Path, progress: b
 
 
 def import_command(
-    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="JSONL file")],
+    file: Annotated[
+        Path | None,
+        typer.Argument(exists=True, dir_okay=False, help="JSONL file of adds"),
+    ] = None,
+    memories: Annotated[
+        Path | None,
+        typer.Option("--memories", exists=True, dir_okay=False, help="A `mnemo export` file"),
+    ] = None,
+    from_engram: Annotated[
+        str | None, typer.Option("--from-engram", help="Base URL of an Engram project")
+    ] = None,
+    engram_key: Annotated[
+        str | None, typer.Option("--key", help="The Engram project's API key")
+    ] = None,
+    users: Annotated[
+        Path | None,
+        typer.Option("--users", exists=True, dir_okay=False, help="User ids, one per line"),
+    ] = None,
     restart: Annotated[bool, typer.Option("--restart", help="Ignore saved progress")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
     url: UrlOption = "http://127.0.0.1:8080",
     api_key: ApiKeyOption = None,
 ) -> None:
-    """Import a JSONL file of adds; safe to re-run after an interruption."""
+    """Import adds (FILE), an export (--memories FILE) or an Engram project (--from-engram
+    URL --key KEY --users FILE) into the project of --api-key; safe to re-run."""
+    if sum(x is not None for x in (file, memories, from_engram)) != 1:
+        raise typer.BadParameter("give exactly one of FILE, --memories or --from-engram")
+    if memories is not None:
+        _restore(memories, restart, progress, url, api_key)
+    elif from_engram is not None:
+        if engram_key is None or users is None:
+            raise typer.BadParameter("--from-engram needs --key and --users")
+        _from_engram(from_engram, engram_key, users, url, api_key)
+    else:
+        assert file is not None
+        _import_adds(file, restart, progress, url, api_key)
+
+
+def _import_adds(file: Path, restart: bool, progress: bool, url: str, api_key: str | None) -> None:
     from mnemo.client.errors import MnemoError
 
     state_path = ImportState.path_for(file)
@@ -115,3 +146,38 @@ def import_command(
         f"imported {state.runs} adds ({state.acknowledged_lines} lines); progress in {state_path}",
         err=True,
     )
+
+
+def _restore(source: Path, restart: bool, progress: bool, url: str, api_key: str | None) -> None:
+    from mnemo.cli.restore import RestoreState, restore
+    from mnemo.cli.transfer_http import TransferClient
+    from mnemo.client.errors import MnemoError
+
+    state_path = RestoreState.path_for(source)
+    if restart:
+        state_path.unlink(missing_ok=True)
+    try:
+        with TransferClient(url, api_key) as client:
+            state = restore(client, source, state_path, progress)
+    except MnemoError as exc:
+        done = RestoreState.load(state_path).acknowledged_lines
+        typer.echo(f"stopped after line {done}; re-run to resume", err=True)
+        raise fail(exc) from exc
+    summary = {"imported": state.imported, "groups": state.groups, **state.notes}
+    typer.echo(json.dumps(summary), err=True)
+
+
+def _from_engram(
+    engram_url: str, engram_key: str, users_file: Path, url: str, api_key: str | None
+) -> None:
+    from mnemo.cli.engram_import import pull, read_users, report
+    from mnemo.cli.transfer_http import TransferClient
+
+    users = read_users(users_file)
+    with (
+        remote_client(engram_url, engram_key) as source,
+        remote_client(url, api_key) as target,
+        TransferClient(url, api_key) as sink,
+    ):
+        done = pull(source, target, sink, users)
+    report(done)

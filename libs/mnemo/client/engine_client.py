@@ -57,12 +57,15 @@ class Memories(_Resource):
         group: str | None = None,
         properties: dict[str, str] | None = None,
         root: str | None = None,
+        idempotency_key: str | None = None,
     ) -> AddResult:
+        """`idempotency_key` (mnemo extension): a repeat with the same key and input within
+        the server's window returns the first add's run; nothing is processed twice."""
         request = r.add_request(
             input, user_id=user_id, group=group, properties=properties, root=root
         )
         with _typed_errors():
-            run = await self._engine.add(self._project, request)
+            run = await self._engine.add(self._project, request, idempotency_key)
         return AddResult(run_id=run.run_id, status=run.status, error=run.error)
 
     async def search(
@@ -94,16 +97,18 @@ class Memories(_Resource):
         limit: int = 20,
         offset: int = 0,
         as_of: datetime | None = None,
+        cursor: str | None = None,
     ) -> SearchResults:
         """Newest first: `limit` memories after skipping `offset`; `total` counts all matches.
-        `as_of` (extension): the memories as they stood then."""
+        `as_of` (extension): the memories as they stood then. `cursor` (extension): the
+        previous page's `next_cursor`, for paging that is stable under writes."""
         request = r.list_request(
             topics, limit, offset, user_id=user_id, group=group, properties=properties,
-            as_of=as_of,
+            as_of=as_of, cursor=cursor,
         )  # fmt: skip
         with _typed_errors():
-            found, total = await self._engine.list_memories(self._project, request)
-        return SearchResults(found, total)
+            page = await self._engine.list_page(self._project, request)
+        return SearchResults(page.memories, page.total, page.next_cursor)
 
     async def get(
         self, memory_id: str, *, user_id: str | None = None, group: str | None = None

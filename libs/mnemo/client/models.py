@@ -125,11 +125,13 @@ class AddResult(BaseModel):
 
 
 class SearchResults(Sequence[Memory]):
-    """A list of memories plus `total` (all matches for list, the returned count for search)."""
+    """A list of memories plus `total` (all matches for list, the returned count for search)
+    and, for a list with more to come, `next_cursor` (mnemo extension: pass it as `cursor`)."""
 
-    def __init__(self, memories: list[Memory], total: int) -> None:
+    def __init__(self, memories: list[Memory], total: int, next_cursor: str | None = None) -> None:
         self.memories = memories
         self.total = total
+        self.next_cursor = next_cursor
 
     def __getitem__(self, index: int) -> Memory:  # type: ignore[override]
         return self.memories[index]

@@ -31,6 +31,7 @@ from mnemo.client.models import (
     StringInput,
     Topic,
 )
+from mnemo.domain.idempotency import HEADER
 from mnemo.domain.requests import AddRequest, GroupDocument, ListRequest, SearchRequest
 
 T = TypeVar("T")
@@ -49,6 +50,7 @@ class Call(Generic[T]):
     json: Any = None
     # Extra seconds the server may legitimately hold the request (long polls).
     extra_timeout: float = 0.0
+    headers: dict[str, str] | None = None
 
 
 def _local_error(exc: PydanticValidationError) -> ValidationError:
@@ -123,7 +125,7 @@ def _scope(user_id: str | None, group: str | None) -> dict[str, str]:
 
 def _page(data: Any) -> SearchResults:
     memories = [Memory.model_validate(m) for m in data["memories"]]
-    return SearchResults(memories, int(data["total"]))
+    return SearchResults(memories, int(data["total"]), data.get("next_cursor"))
 
 
 def _none(_: Any) -> None:
@@ -138,8 +140,11 @@ def _segment(value: str) -> str:
 # --- calls -------------------------------------------------------------------------------
 
 
-def add_memories(request: AddRequest) -> Call[AddResult]:
-    return Call("POST", "/v1/memories", AddResult.model_validate, json=_body(request))
+def add_memories(request: AddRequest, idempotency_key: str | None = None) -> Call[AddResult]:
+    headers = {HEADER: idempotency_key} if idempotency_key is not None else None
+    return Call(
+        "POST", "/v1/memories", AddResult.model_validate, json=_body(request), headers=headers
+    )
 
 
 def search_memories(request: SearchRequest) -> Call[SearchResults]:

@@ -37,11 +37,14 @@ class Memories:
         group: str | None = None,
         properties: dict[str, str] | None = None,
         root: str | None = None,
+        idempotency_key: str | None = None,
     ) -> AddResult:
+        """`idempotency_key` (mnemo extension): a repeat with the same key and input within
+        the server's window returns the first add's run; nothing is processed twice."""
         request = r.add_request(
             input, user_id=user_id, group=group, properties=properties, root=root
         )
-        return self._t.send(r.add_memories(request))
+        return self._t.send(r.add_memories(request, idempotency_key))
 
     def search(
         self,
@@ -71,9 +74,11 @@ class Memories:
         limit: int = 20,
         offset: int = 0,
         as_of: datetime | None = None,
+        cursor: str | None = None,
     ) -> SearchResults:
         """Newest first: `limit` memories after skipping `offset`; `total` counts all matches.
-        `as_of` (extension): the memories as they stood then."""
+        `as_of` (extension): the memories as they stood then. `cursor` (extension): the
+        previous page's `next_cursor`, for paging that is stable under writes."""
         request = r.list_request(
             topics,
             limit,
@@ -82,6 +87,7 @@ class Memories:
             group=group,
             properties=properties,
             as_of=as_of,
+            cursor=cursor,
         )
         return self._t.send(r.list_memories(request))
 

@@ -40,6 +40,7 @@ def _request_kwargs(call: Call[Any], timeout: float) -> dict[str, Any]:
     return {
         "params": call.params,
         "json": call.json,
+        "headers": call.headers,
         "timeout": timeout + call.extra_timeout,
     }
 

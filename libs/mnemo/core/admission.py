@@ -7,6 +7,7 @@ from mnemo.core.limits import add_errors, group_errors, query_errors
 from mnemo.domain.event_time import as_utc
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.limits import InputLimits
+from mnemo.domain.paging import InvalidCursor, ListCursor, selection_digest
 from mnemo.domain.pipeline import BufferStep, ExtractStep, Pipeline
 from mnemo.domain.requests import AddRequest, FieldError, InvalidRequest, ListRequest, SearchRequest
 from mnemo.domain.scope import normalize_user_id
@@ -130,6 +131,30 @@ def memory_query(
     except IsolationError as exc:
         raise InvalidRequest(str(exc), exc.errors) from exc
     return query
+
+
+def listing_cursor(query: MemoryQuery, request: ListRequest) -> ListCursor | None:
+    """The request's cursor, checked against the listing it continues; None without one."""
+    if request.cursor is None:
+        return None
+
+    def refused(message: str) -> InvalidRequest:
+        return InvalidRequest(
+            f"invalid cursor: {message}",
+            [FieldError(location="body.cursor", value=request.cursor, message=message)],
+        )
+
+    try:
+        cursor = ListCursor.decode(request.cursor)
+    except InvalidCursor as exc:
+        raise refused(str(exc)) from exc
+    if cursor.selection != selection_digest(query):
+        raise refused("it belongs to a listing with other filters; send the first page's")
+    if request.offset:
+        raise refused("a cursor continues where its page ended: send it without offset")
+    if query.as_of is not None and query.as_of != cursor.at:
+        raise refused("the listing reads as of its first page's time; send that as_of or none")
+    return cursor
 
 
 def check_group(group: GroupConfig, limits: InputLimits) -> None:

@@ -21,18 +21,21 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo import metrics
-from mnemo.core.admission import check_add, check_group, memory_query
+from mnemo.core.admission import check_add, check_group, listing_cursor, memory_query
 from mnemo.core.dynamics import Dynamics, ScopeState
 from mnemo.core.erasure import erase_user
 from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
+from mnemo.core.idempotency import Admission, earlier_run, still_contended
 from mnemo.core.records import RunRecord
 from mnemo.core.shedding import Shedder
 from mnemo.core.transport import RunTransport, TransportUnavailable
 from mnemo.core.ttl_cache import TTLCache
 from mnemo.domain.erasure import ErasureReport
 from mnemo.domain.group import GroupConfig
+from mnemo.domain.idempotency import IdempotencyClaim, KeyTaken
 from mnemo.domain.memory import Memory, MemoryVersion, Run, RunState
+from mnemo.domain.paging import ListCursor, MemoryListing, selection_digest
 from mnemo.domain.provenance import Provenance
 from mnemo.domain.requests import (
     AddRequest,
@@ -121,20 +124,51 @@ class Engine:
         return group
 
     # -- adds and runs ------------------------------------------------------------------
-    async def add(self, project: str, request: AddRequest) -> Run:
-        """Durably record the add and its run; returns once both are committed. The run's
+    async def add(
+        self, project: str, request: AddRequest, idempotency_key: str | None = None
+    ) -> Run:
+        """Durably record the add and its run; returns once both are committed."""
+        return (await self.admit(project, request, idempotency_key)).run
+
+    async def admit(
+        self, project: str, request: AddRequest, idempotency_key: str | None = None
+    ) -> Admission:
+        """`add`, saying whether an earlier add with the same `idempotency_key` (within the
+        window, in this project) had started the run: then nothing new is stored. The run's
         trace starts here (`mnemo.add`) and travels with its record."""
         attributes = {"mnemo.project": project, "mnemo.group": request.group}
         with spans.span("mnemo.add", attributes) as span:
-            run = await self._add(project, request)
-            span.set("mnemo.run_id", run.run_id)
-            return run
+            admission = await self._admit(project, request, idempotency_key)
+            span.set("mnemo.run_id", admission.run.run_id)
+            return admission
 
-    async def _add(self, project: str, request: AddRequest) -> Run:
+    async def _admit(
+        self, project: str, request: AddRequest, idempotency_key: str | None
+    ) -> Admission:
         started = time.perf_counter()
+        for _ in range(3):  # a key can only be lost to an add its transport then refused
+            if idempotency_key is not None:
+                earlier = await earlier_run(
+                    self.db, project, idempotency_key, request, self.deps.clock.now(),
+                    self.settings.idempotency_window_seconds,
+                )  # fmt: skip
+                if earlier is not None:
+                    return Admission(earlier, replayed=True)
+            try:
+                run = await self._submit(project, request, idempotency_key)
+            except KeyTaken:
+                continue
+            metrics.ADD_LATENCY.observe(time.perf_counter() - started)
+            metrics.RUNS.labels(status=RunState.running.value).inc()
+            return Admission(run)
+        assert idempotency_key is not None
+        raise still_contended(idempotency_key)
+
+    async def _submit(self, project: str, request: AddRequest, idempotency_key: str | None) -> Run:
         group = await self._group_for_request(project, request.group)
         check_add(group, request, self.settings.limits)
         await self.shedder.admit(project)
+        now = self.deps.clock.now()
         record = RunRecord.new(
             run_id=str(uuid.uuid4()),
             project=project,
@@ -144,14 +178,18 @@ class Engine:
             user_id=request.user_id,
             properties=request.properties,
             root=request.root,
-            now=self.deps.clock.now(),
+            now=now,
             recalled=request.recalled,
         )
+        claim = None
+        if idempotency_key is not None:
+            claim = IdempotencyClaim.new(
+                project, idempotency_key, request, record.run_id, now,
+                self.settings.idempotency_window_seconds,
+            )  # fmt: skip
         await self.dynamics.before_add(project, group.name, record.user_id)
         record = replace(record, trace=spans.carrier())
-        await self.transport.submit(record)
-        metrics.ADD_LATENCY.observe(time.perf_counter() - started)
-        metrics.RUNS.labels(status=RunState.running.value).inc()
+        await self.transport.submit(record, claim)
         return record.to_run()
 
     async def get_run(self, project: str, run_id: str) -> Run:
@@ -259,13 +297,30 @@ class Engine:
         return await self.dynamics.with_rules(found) if query.include_consolidated else found
 
     async def list_memories(self, project: str, request: ListRequest) -> tuple[list[Memory], int]:
+        page = await self.list_page(project, request)
+        return page.memories, page.total
+
+    async def list_page(self, project: str, request: ListRequest) -> MemoryListing:
+        """A page of the list with the cursor of the next one (`domain.paging`)."""
         group = await self._group_for_request(project, request.group)
         query = memory_query(project, group, request, self.settings.limits)
+        cursor = listing_cursor(query, request)
+        if cursor is not None:
+            query = query.model_copy(update={"as_of": cursor.at})
+        at = query.as_of or self.deps.clock.now()  # taken before the page is read
         async with self.db.connect() as conn:
-            found, total = await memory_store.list_(conn, query, group, request.offset)
-        return (
-            await self.dynamics.with_rules(found) if query.include_consolidated else found
-        ), total
+            found, total, more = await memory_store.list_(
+                conn, query, group, request.offset, cursor.position if cursor else None
+            )
+        following = None
+        if more and found:
+            last = found[-1]
+            following = ListCursor(
+                at=at, updated_at=last.updated_at, id=last.id, selection=selection_digest(query)
+            ).encode()
+        if query.include_consolidated:
+            found = await self.dynamics.with_rules(found)
+        return MemoryListing(found, total, following)
 
     async def get_memory(
         self, project: str, group: str, user_id: str | None, memory_id: str

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.core.records import RunRecord
+from mnemo.domain.idempotency import IdempotencyClaim
 from mnemo.domain.requests import InvalidRequest
 
 RETRY_AFTER_SECONDS = 5
@@ -49,11 +50,13 @@ class RunTransport(Protocol):
         what is wrong, briefly. Returns within a few seconds."""
         ...
 
-    async def submit(self, record: RunRecord) -> None:
+    async def submit(self, record: RunRecord, idempotency: IdempotencyClaim | None = None) -> None:
         """Durably record a new run (its `runs` row) and enqueue it.
 
         Returns only when both are durable and the pipeline will pick the run up. If it
-        raises, nothing of the run remains (the add is refused).
+        raises, nothing of the run remains (the add is refused). With `idempotency`, the
+        key is claimed in the transaction that writes the run's row; if another add holds
+        it, this raises `KeyTaken` and stores nothing.
         """
         ...
 

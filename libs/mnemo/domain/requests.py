@@ -8,6 +8,7 @@ from pydantic import AwareDatetime, BaseModel, Field, field_validator
 
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.limits import DESCRIPTION_CHARS
+from mnemo.domain.paging import CURSOR, CURSOR_CHARS
 from mnemo.domain.scope import UserId
 from mnemo.domain.search import Name, PropertyKey, PropertyValue, RetrievalType, TopicSelector
 from mnemo.domain.wire import WireModel
@@ -68,6 +69,9 @@ class ListRequest(_Request):
     as_of: AwareDatetime | None = Field(default=None, description=AS_OF)
     # mnemo extension: also list consolidated episodes (marked with their rule).
     include_consolidated: bool = False
+    cursor: str | None = Field(
+        default=None, min_length=1, max_length=CURSOR_CHARS, description=CURSOR
+    )
 
 
 class GroupDocument(_Request):

@@ -13,6 +13,7 @@ from mnemo.core.groups import GroupCache
 from mnemo.core.heartbeat import EMBEDDED_ROLE, HeartbeatWriter
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import Backlog
+from mnemo.domain.idempotency import IdempotencyClaim
 from mnemo.engine.runner import PipelineRunner
 from mnemo.engine.submitter import PostgresSubmitter
 from mnemo.engine.ticker import run_ticker
@@ -47,8 +48,8 @@ class EmbeddedTransport:
         """The embedded bus lives in the database: nothing else to reach."""
         return None
 
-    async def submit(self, record: RunRecord) -> None:
-        await self.submitter.submit(record)
+    async def submit(self, record: RunRecord, idempotency: IdempotencyClaim | None = None) -> None:
+        await self.submitter.submit(record, idempotency)
 
     async def stage(self, claim: AsyncConnection, record: RunRecord) -> None:
         await self.submitter.enqueue(claim, record)  # commits with the claim

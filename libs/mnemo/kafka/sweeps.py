@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 import faust
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mnemo.core.retention import sweep_expired
+from mnemo.core.retention import forget_expired_keys, sweep_expired
 from mnemo.kafka.runtime import Runtime
 from mnemo.store import tombstones
 
@@ -53,8 +53,9 @@ class SweepSchedule:
 
 
 def sweep_retention_periodically(app: faust.App, rt: Runtime) -> None:
-    """A timer that redacts raw inputs past their group's retention (Postgres only, so any
-    one service can run it; the committer does). Every instance sweeping is harmless."""
+    """A timer that redacts raw inputs past their group's retention and drops expired
+    idempotency keys (Postgres only, so any one service can run it; the committer does).
+    Every instance sweeping is harmless."""
 
     @app.timer(rt.settings.retention_sweep_seconds)
     async def sweep_retention() -> None:
@@ -62,5 +63,6 @@ def sweep_retention_periodically(app: faust.App, rt: Runtime) -> None:
             deps = await rt.deps()
             if redacted := await sweep_expired(deps.db, deps.clock):
                 log.info("retention: redacted the raw input of %d run(s)", redacted)
+            await forget_expired_keys(deps.db, deps.clock)
         except Exception as exc:  # the next sweep catches up
             log.warning("%s: retention sweep failed (%s)", rt.service, exc)

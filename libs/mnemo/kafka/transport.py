@@ -6,7 +6,8 @@ producer may still deliver a refused record later (its batch outlives the wait),
 refusal is recorded first: the run row is deleted on condition that the extractor has not
 taken the run (`runs.refuse` vs `runs.admit`), and the extractor and `mnemo replay` process
 only gateway records whose row exists. If the extractor took the record first, the add went
-through after all and is answered as accepted. A retry publishes the claimed run's raw event
+through after all and is answered as accepted. An idempotency key claimed with the run row
+is released with a refused add. A retry publishes the claimed run's raw event
 again; if the broker does not take it, the Engine fails the run again (same arbitration).
 An erase first asks where the raw topic ends (`raw_log_position`, for the tombstone); if
 the broker cannot say, the erase answers 503 and removes nothing.
@@ -24,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from mnemo.core.failures import describe
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import Backlog, TransportUnavailable
+from mnemo.domain.idempotency import IdempotencyClaim, KeyTaken
 from mnemo.events.codec import encode
 from mnemo.events.raw import RawEvent
 from mnemo.kafka.backlog import KafkaBacklog, consumers
@@ -31,6 +33,7 @@ from mnemo.kafka.channels import channel_names, ensure_channels
 from mnemo.kafka.lag import LagMonitor, stage_groups
 from mnemo.kafka.reader import partitions
 from mnemo.settings import SERVICES, KafkaSettings
+from mnemo.store import idempotency as idempotency_store
 from mnemo.store import runs
 from mnemo.tracing import spans
 
@@ -108,8 +111,10 @@ class KafkaTransport:
             await self._producer.stop()
             self._producer = None
 
-    async def submit(self, record: RunRecord) -> None:
+    async def submit(self, record: RunRecord, idempotency: IdempotencyClaim | None = None) -> None:
         async with self.db.begin() as tx:
+            if idempotency is not None and not await idempotency_store.claim(tx, [idempotency]):
+                raise KeyTaken(idempotency)
             await runs.create(tx, [record.to_row()])
         try:
             await self._produce(record)
@@ -118,6 +123,8 @@ class KafkaTransport:
             try:
                 async with self.db.begin() as tx:
                     refused = await runs.refuse(tx, record.run_id)
+                    if refused and idempotency is not None:
+                        await idempotency_store.release(tx, idempotency)
             except Exception as db_exc:  # the database is gone too: the outcome is unknown
                 raise TransportUnavailable(
                     f"the event bus did not acknowledge the add and its refusal could not be "

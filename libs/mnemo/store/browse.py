@@ -27,7 +27,8 @@ async def browse(
 ) -> tuple[list[Memory], int]:
     """One page of the group's memories, newest first, and how many match in all."""
     where = project_view(project, group, topics, user_id, properties)
-    return await newest_page(conn, where, limit, offset)
+    found, total, _ = await newest_page(conn, where, limit, offset)
+    return found, total
 
 
 async def run_ids(

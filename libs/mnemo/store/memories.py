@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
@@ -38,30 +38,51 @@ async def get(
 
 
 async def list_(
-    conn: AsyncConnection, query: MemoryQuery, group: GroupConfig, offset: int = 0
-) -> tuple[list[Memory], int]:
-    """Newest first, one page, and how many match; as of `query.as_of` when it is set."""
+    conn: AsyncConnection,
+    query: MemoryQuery,
+    group: GroupConfig,
+    offset: int = 0,
+    after: tuple[datetime, str] | None = None,
+) -> tuple[list[Memory], int, bool]:
+    """Newest first, one page, how many match, and whether more follow; as of
+    `query.as_of` when it is set. `after`: the (updated_at, id) the previous page ended on."""
     reader = reading_at(conn, query.as_of)
-    return await newest_page(reader, visible_memories(query, group), query.limit, offset)
+    return await newest_page(reader, visible_memories(query, group), query.limit, offset, after)
 
 
 async def newest_page(
-    conn: AsyncConnection, where: ColumnElement[bool], limit: int, offset: int = 0
-) -> tuple[list[Memory], int]:
-    """The memories matching `where`, newest first, one page; and how many match in all."""
+    conn: AsyncConnection,
+    where: ColumnElement[bool],
+    limit: int,
+    offset: int = 0,
+    after: tuple[datetime, str] | None = None,
+) -> tuple[list[Memory], int, bool]:
+    """The memories matching `where`, newest first (`updated_at` descending, then `id`), one
+    page past `offset` (and past the position `after`); how many match in all; whether
+    more follow the page."""
     total = (
         await conn.execute(select(func.count()).select_from(memories).where(where))
     ).scalar_one()
+    page = where
+    if after is not None:
+        updated_at, memory_id = after
+        page = and_(
+            where,
+            or_(
+                memories.c.updated_at < updated_at,
+                and_(memories.c.updated_at == updated_at, memories.c.id > memory_id),
+            ),
+        )
     rows = (
         await conn.execute(
             select(*MEMORY_COLUMNS)
-            .where(where)
+            .where(page)
             .order_by(memories.c.updated_at.desc(), memories.c.id)
-            .limit(limit)
+            .limit(limit + 1)
             .offset(offset)
         )
     ).all()
-    return [memory_from_row(r) for r in rows], int(total)
+    return [memory_from_row(r) for r in rows[:limit]], int(total), len(rows) > limit
 
 
 async def archive(

@@ -331,3 +331,18 @@ reconsolidation_decisions = Table(
     Index("reconsolidation_decisions_run", "run_id"),
     Index("reconsolidation_decisions_memory", "memory_id", "decided_at"),
 )
+
+# Idempotency keys of adds, per project (store/idempotency.py): written with the run's row,
+# so a key exists exactly when its run does; free again after `expires_at`.
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("project", String, nullable=False),
+    Column("key", String, nullable=False),
+    Column("fingerprint", String, nullable=False),
+    Column("run_id", String, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("project", "key", name="idempotency_keys_pkey"),
+    Index("idempotency_keys_expires", "expires_at"),
+)

@@ -14,7 +14,7 @@ from mnemo.core.engine import Engine
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import TransportUnavailable
 from mnemo.domain.inputs import AddInput
-from mnemo.engine.submitter import PostgresSubmitter
+from mnemo.engine.submitter import PostgresSubmitter, Submission
 from mnemo.store import runs
 from tests.integration.engine.helpers import add, facts, says
 
@@ -96,9 +96,9 @@ class HeldSubmitter(PostgresSubmitter):
         super().__init__(db, PostgresBus(), max_batch=1, max_pending=1)
         self.release = release
 
-    async def _write(self, records: list[RunRecord]) -> None:
+    async def _write(self, batch: list[Submission]) -> list[BaseException | None]:
         await self.release.wait()
-        await super()._write(records)
+        return await super()._write(batch)
 
 
 async def test_a_full_add_queue_refuses_at_once_with_503(engine: Engine, project: str) -> None:

@@ -14,6 +14,7 @@ from mnemo.api import create_app
 from mnemo.core.engine import Engine
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import RunTransport, TransportUnavailable
+from mnemo.domain.idempotency import IdempotencyClaim
 from mnemo.domain.memory import Run, RunState
 from mnemo.domain.requests import InvalidRequest, NotFound
 from tests.integration.conftest import echo_extract
@@ -34,8 +35,8 @@ class BrokenTransport:
         self.fail_in = fail_in
         self.calls: list[str] = []
 
-    async def submit(self, record: RunRecord) -> None:
-        await self.inner.submit(record)
+    async def submit(self, record: RunRecord, idempotency: IdempotencyClaim | None = None) -> None:
+        await self.inner.submit(record, idempotency)
 
     async def stage(self, claim: AsyncConnection, record: RunRecord) -> None:
         self.calls.append("stage")

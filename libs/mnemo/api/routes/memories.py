@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Header, Query, Response
 from pydantic import AfterValidator
 
 from mnemo.api.deps import EngineDep, ProjectDep
@@ -19,6 +19,7 @@ from mnemo.api.schemas import (
     MemorySources,
     ProvenanceOut,
 )
+from mnemo.domain.idempotency import HEADER, KEY_CHARS, KEY_PATTERN
 from mnemo.domain.limits import USER_ID_CHARS
 from mnemo.domain.requests import SearchRequest
 from mnemo.domain.scope import check_user_id
@@ -33,10 +34,34 @@ UserQuery = Annotated[
 GroupQuery = Annotated[str | None, Query(max_length=64, description="Group; default 'default'")]
 
 
+IdempotencyKeyHeader = Annotated[
+    str | None,
+    Header(
+        alias=HEADER,
+        min_length=1,
+        max_length=KEY_CHARS,
+        pattern=KEY_PATTERN,
+        description="mnemo extension: names this add in the project for "
+        "MNEMO_IDEMPOTENCY_WINDOW_SECONDS (24 h). A repeat with the same key and body "
+        "returns the first add's run (`Idempotent-Replayed: true`) and stores nothing; the "
+        "same key with another body answers 409.",
+    ),
+]
+
+
 @router.post("", response_model=AddResponse, response_model_exclude_none=True)
-async def add_memories(body: AddBody, engine: EngineDep, project: ProjectDep) -> AddResponse:
+async def add_memories(
+    body: AddBody,
+    engine: EngineDep,
+    project: ProjectDep,
+    response: Response,
+    idempotency_key: IdempotencyKeyHeader = None,
+) -> AddResponse:
     """Record an add durably and start its pipeline run; poll the run for results."""
-    run = await engine.add(project, body)
+    admission = await engine.admit(project, body, idempotency_key)
+    if admission.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    run = admission.run
     return AddResponse(run_id=run.run_id, status=run.status, error=run.error)
 
 
@@ -52,9 +77,14 @@ async def search_memories(
 @router.post("/list", response_model=MemoryPage, response_model_exclude_none=True)
 async def list_memories(body: ListBody, engine: EngineDep, project: ProjectDep) -> MemoryPage:
     """List memories without a query, newest first; `total` counts all matches. Filters as in
-    search: `topics` (with per-topic `properties`), `user_id`, `properties`, `limit`."""
-    found, total = await engine.list_memories(project, body)
-    return MemoryPage.model_validate({"memories": found, "total": total}, from_attributes=True)
+    search: `topics` (with per-topic `properties`), `user_id`, `properties`, `limit`.
+    mnemo extensions: `next_cursor` out and `cursor` in page through every match, stable
+    under concurrent writes; `offset`; `as_of`."""
+    page = await engine.list_page(project, body)
+    return MemoryPage.model_validate(
+        {"memories": page.memories, "total": page.total, "next_cursor": page.next_cursor},
+        from_attributes=True,
+    )
 
 
 @router.get("/{memory_id}", response_model=MemoryOut, response_model_exclude_none=True)
