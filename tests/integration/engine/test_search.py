@@ -68,6 +68,21 @@ async def test_bm25_scores_match_okapi_computed_by_hand(engine: Engine, corpus: 
     assert hit.score == pytest.approx(raw / (raw + 1), abs=1e-5)
 
 
+async def test_document_length_counts_every_lexeme_occurrence(engine: Engine, project: str) -> None:
+    """BM25's dl is the number of term occurrences (stop words excluded), not of distinct
+    lexemes: a long text that repeats its words is still long."""
+    text_ = "The cat chased the cat, and the cat sat on the mat."
+    await add_and_wait(engine, project, {"user_id": "u", "input": facts(("UserKnowledge", text_))})
+    async with engine.db.connect() as conn:
+        length, distinct = (
+            await conn.execute(
+                text("SELECT tsv_length, length(tsv) FROM memories WHERE project = :p"),
+                {"p": project},
+            )
+        ).one()
+    assert (length, distinct) == (6, 4)  # cat x3, chase, sat, mat
+
+
 async def test_large_scopes_cache_their_statistics_and_small_ones_never_do(
     engine: Engine, project: str
 ) -> None:
