@@ -1,11 +1,12 @@
 """`make bench`: every benchmark section, then ONE table of figures.
 
-    python -m bench.run [--quick] [--only 1,2,3,4,5] [--workers N] [--keep]
+    python -m bench.run [--quick] [--only 1,2,3,4,5,6] [--workers N] [--keep]
 
 Sections: 1 add acknowledgement latency (HTTP, open loop); 2 pipeline throughput and lag;
 3 search latency and HNSW recall at 10k/100k; 4 side by side with mem0; 5 a profile of the
-pipeline under load. Work files (server logs, data folders, the profile) go to bench/results/
-(gitignored); the table is also written there as table.txt.
+pipeline under load; 6 retrieval quality (R_any@k) on the BEAM-128K and LoCoMo dev sets.
+Work files (server logs, data folders, the profile) go to bench/results/ (gitignored); the
+table is also written there as table.txt.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def machine() -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="mnemo benchmarks")
     parser.add_argument("--quick", action="store_true", help="short runs (about 5 minutes)")
-    parser.add_argument("--only", default="1,2,3,4,5", help="comma-separated sections")
+    parser.add_argument("--only", default="1,2,3,4,5,6", help="comma-separated sections")
     parser.add_argument("--workers", type=int, default=64, help="MNEMO_WORKERS for sections 2/4")
     parser.add_argument("--keep", action="store_true", help="keep the data folders afterwards")
     args = parser.parse_args(argv)
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     table = Table()
     table.add("machine", "host", machine())
     started = time.monotonic()
-    for number in ("1", "2", "3", "4", "5"):
+    for number in ("1", "2", "3", "4", "5", "6"):
         if number not in sections:
             continue
         began = time.monotonic()
@@ -74,6 +75,11 @@ def run_section(number: str, table: Table, work: Path, args: argparse.Namespace)
         from bench import search
 
         search.run(table, work, args.quick)
+        return
+    if number == "6":
+        from bench import retrieval
+
+        retrieval.bench_section(table)
         return
     if number == "4":
         from bench import compare
