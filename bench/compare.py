@@ -1,7 +1,8 @@
 """Section 4: mnemo vs mem0 (open-source AsyncMemory, pgvector) on the same workload.
 
-Both use the same fake LLM process (200 ms per call), the same all-MiniLM-L6-v2 files on
-CPU with one torch thread, and their own embedded Postgres 16 + pgvector from pgserver.
+Both use the same fake LLM process (200 ms per call), the same all-MiniLM-L6-v2 weights on
+CPU with one thread (mnemo on onnxruntime, mem0's huggingface embedder on torch), and their
+own embedded Postgres 16 + pgvector from pgserver.
 Workload: N conversation adds (one user sentence each) over S users, each user's adds in
 order; throughput = N / time until every add is searchable (mnemo: every run completed;
 mem0: every add() returned). Then Q hybrid searches, one at a time, distinct queries.

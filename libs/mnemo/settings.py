@@ -228,8 +228,9 @@ class Settings(BaseSettings):
     # HNSW candidate list per query. 80 gave recall@10 of ~0.6-0.8 at 100k memories with many
     # near-duplicates (bench section 3); 200 costs a few milliseconds more.
     hnsw_ef_search: int = Field(default=200, ge=10, le=1000)
-    # Hybrid search weight of the vector list (1 - alpha goes to bm25).
-    hybrid_alpha: float = Field(default=0.75, ge=0, le=1)
+    # Hybrid search: weight of the vector list's z-scores (1 - alpha goes to bm25's). 0.5 is
+    # no preference: each query's own score spreads set the balance (store.search.fuse).
+    hybrid_alpha: float = Field(default=0.5, ge=0, le=1)
 
     # Distributed mode (Kafka stage services and the gateway in front of them).
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)

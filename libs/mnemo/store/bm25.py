@@ -2,8 +2,10 @@
 
 Terms are the query's English lexemes. Candidates come from the GIN index (documents that
 contain any term); document frequencies are counted among them, which equals the frequency in
-the whole filtered scope because a document containing a term always matches. N and the
-average length of the filtered scope come from `corpus_stats` (cached for large scopes).
+the whole filtered scope because a document containing a term always matches. A document's
+length is its count of English lexeme occurrences (`tsv_length`, stop words excluded; not its
+distinct lexemes, which made long documents look short); N and the average length of the
+filtered scope come from `corpus_stats` (cached for large scopes).
 """
 
 from __future__ import annotations

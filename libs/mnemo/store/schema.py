@@ -23,6 +23,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
 metadata = MetaData()
+# Okapi BM25's document length: English lexeme occurrences, stop words excluded
+# (`mnemo_token_count` is created by migration 0010).
+TOKEN_COUNT = "mnemo_token_count(to_tsvector('english', content))"
 
 # Written once by the first migration: settings the stored data depends on.
 settings_meta = Table(
@@ -167,9 +170,7 @@ memories = Table(
     Column("content", Text, nullable=False),
     Column("embedding", Vector(), nullable=False),
     Column("tsv", TSVECTOR, Computed("to_tsvector('english', content)", persisted=True)),
-    Column(
-        "tsv_length", Integer, Computed("length(to_tsvector('english', content))", persisted=True)
-    ),
+    Column("tsv_length", Integer, Computed(TOKEN_COUNT, persisted=True)),
     Column("status", String, nullable=False),
     Column("version", Integer, nullable=False),
     Column("run_ids", ARRAY(String), nullable=False),
@@ -212,9 +213,7 @@ memory_versions = Table(
     # None for versions kept before 0006: as-of search uses the memory's current vector.
     Column("embedding", Vector()),
     Column("tsv", TSVECTOR, Computed("to_tsvector('english', content)", persisted=True)),
-    Column(
-        "tsv_length", Integer, Computed("length(to_tsvector('english', content))", persisted=True)
-    ),
+    Column("tsv_length", Integer, Computed(TOKEN_COUNT, persisted=True)),
     Column("event_time", DateTime(timezone=True), nullable=False),
     Column("event_time_end", DateTime(timezone=True), nullable=False),
     # The run that wrote this version (None: a delete through the API) and how.

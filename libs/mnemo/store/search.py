@@ -3,7 +3,8 @@
 Scores: higher is better, in [0, 1].
 - vector: cosine similarity mapped from [-1, 1] to [0, 1];
 - bm25: Okapi BM25 (k1 1.2, b 0.75) over the English lexemes of the filtered scope, s / (1 + s);
-- hybrid: relative score fusion: alpha * min-max(vector) + (1 - alpha) * min-max(bm25);
+- hybrid: z-score fusion (`fuse`): each list standardised by its own score distribution,
+  alpha * z(vector) + (1 - alpha) * z(bm25) (alpha 0.5 by default), through the logistic;
 - fetch: 1.0 for every memory of the selected topics in the scope, bounded topics' first,
   then newest by `updated_at`; the query text is ignored.
 """
@@ -11,6 +12,7 @@ Scores: higher is better, in [0, 1].
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -55,29 +57,45 @@ async def keyword_search(
     limit: int,
     corpus_stats: CorpusStatsCache,
 ) -> list[tuple[Hit, float]]:
+    """Raw BM25 scores (>= 0); bm25 mode squashes them into [0, 1) for the caller."""
     corpus = await corpus_stats.get(conn, where)
-    hits = await bm25_search(conn, where, text_, limit, corpus)
-    return [(row, squash(score)) for row, score in hits]
+    return await bm25_search(conn, where, text_, limit, corpus)
+
+
+def standardise(ranked: list[tuple[Hit, float]]) -> dict[str, float]:
+    """z-scores of one list: (score - mean) / standard deviation over the list itself, so
+    each query's own spread of scores sets the scale (one list alone, or equal scores: 0)."""
+    if not ranked:
+        return {}
+    scores = [s for _, s in ranked]
+    mean = math.fsum(scores) / len(scores)
+    spread = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / len(scores))
+    return {row.id: (s - mean) / spread if spread > 0 else 0.0 for row, s in ranked}
 
 
 def fuse(
     vector: list[tuple[Hit, float]], keyword: list[tuple[Hit, float]], alpha: float, limit: int
 ) -> list[tuple[Hit, float]]:
-    """Relative score fusion: min-max normalise each list, then alpha * vector +
-    (1 - alpha) * keyword. On the BEAM-128K check (bench/beam_retrieval.py) alpha 0.75 is
-    at least as good as either list alone, where reciprocal-rank fusion was not."""
-    fused: dict[str, float] = {}
-    rows: dict[str, Hit] = {}
-    for ranked, weight in ((vector, alpha), (keyword, 1.0 - alpha)):
-        if not ranked:
-            continue
-        low, high = min(s for _, s in ranked), max(s for _, s in ranked)
-        for row, score in ranked:
-            norm = (score - low) / (high - low) if high > low else 1.0
-            fused[row.id] = fused.get(row.id, 0.0) + weight * norm
-            rows[row.id] = row
+    """z-score fusion: alpha * z(vector) + (1 - alpha) * z(keyword), best first, with each
+    list standardised over its own FUSION_DEPTH candidates (`standardise`). A memory missing
+    from a list gets that list's lowest z (it ranked below all of them there). Scores are the
+    fused z through the logistic, in (0, 1).
+
+    Why not min-max (relative score fusion, the former default): min-max pins each list's
+    best and worst candidates to 1 and 0 whatever the gap, so a list whose scores are all
+    close (bm25 on a question that shares only common words with the memories) weighs as
+    much as one with a clear winner, and a fixed weight tuned on one kind of data lost on
+    another (bench/retrieval.py; README, Retrieval quality). The keyword list is fused on raw
+    BM25, not on its squashed [0, 1] form, which flattens exactly the top scores.
+    """
+    lists = [(standardise(vector), alpha), (standardise(keyword), 1.0 - alpha)]
+    rows = {row.id: row for ranked in (vector, keyword) for row, _ in ranked}
+    fused = {
+        memory_id: math.fsum(weight * z.get(memory_id, min(z.values())) for z, weight in lists if z)
+        for memory_id in rows
+    }
     ordered = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    return [(rows[memory_id], score) for memory_id, score in ordered]
+    return [(rows[memory_id], 1.0 / (1.0 + math.exp(-score))) for memory_id, score in ordered]
 
 
 async def search(
@@ -109,7 +127,7 @@ async def search(
             return await keyword_search(reader, where, query.text, limit, corpus_stats)
 
     if query.retrieval_type == "bm25":
-        hits = await keyword_half(query.limit)
+        hits = [(row, squash(score)) for row, score in await keyword_half(query.limit)]
     elif query.retrieval_type == "vector":
         hits = await vector_half(query.limit)
     else:
