@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, insert, select
+from sqlalchemy import DateTime, String, bindparam, delete, func, insert, select
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.inputs import AddInput
@@ -32,16 +33,32 @@ class RunRecall:
     input: AddInput
 
 
-# Rows per INSERT statement: one multi-row VALUES list (6 parameters a row stays far below
-# Postgres' 65535 parameters per statement).
-ROWS_PER_STATEMENT = 5000
+# Column name -> type of a recall row; one array parameter per column.
+RECALL_COLUMNS: dict[str, Any] = {
+    "project": String,
+    "group": String,
+    "user_id": String,
+    "properties": JSONB,
+    "memory_id": String,
+    "recalled_at": DateTime(timezone=True),
+}
+# One statement whatever the batch size: the rows travel as six arrays that Postgres unnests
+# in step. A multi-row VALUES list costs SQLAlchemy a fresh compile per batch (1.3 s of CPU
+# for 5,000 rows, blocking the gateway's event loop), executemany 0.2 s, this 0.13 s.
+INSERT_RECALLS = insert(memory_recalls).from_select(
+    list(RECALL_COLUMNS),
+    select(
+        *(func.unnest(bindparam(name, type_=ARRAY(kind))) for name, kind in RECALL_COLUMNS.items())
+    ),
+)
 
 
 async def insert_rows(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Rows of (project, group, user_id, properties, memory_id, recalled_at)."""
-    for start in range(0, len(rows), ROWS_PER_STATEMENT):
-        chunk = [dict(r) for r in rows[start : start + ROWS_PER_STATEMENT]]
-        await conn.execute(insert(memory_recalls).values(chunk))
+    if rows:
+        await conn.execute(
+            INSERT_RECALLS, {name: [row[name] for row in rows] for name in RECALL_COLUMNS}
+        )
 
 
 async def in_window(

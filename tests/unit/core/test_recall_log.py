@@ -13,26 +13,25 @@ import pytest
 from mnemo import metrics
 from mnemo.clock import ManualClock
 from mnemo.core.recall_log import Recall, RecallLog
+from mnemo.store.recalls import INSERT_RECALLS, RECALL_COLUMNS
 
 
 class FakeConnection:
     def __init__(self, db: FakeDatabase) -> None:
         self.db = db
 
-    async def execute(self, statement: Any) -> None:
+    async def execute(self, statement: Any, columns: dict[str, list[Any]]) -> None:
         if self.db.down:
             raise ConnectionError("database down")
-        self.db.rows += _inserted_rows(statement)
+        assert statement is INSERT_RECALLS
+        self.db.rows += _inserted_rows(columns)
 
 
-def _inserted_rows(statement: Any) -> list[dict[str, Any]]:
-    """The rows of a multi-row INSERT ... VALUES, read back from its bound parameters
-    (`project_m0`, `memory_id_m0`, `project_m1`, ...)."""
-    rows: dict[int, dict[str, Any]] = {}
-    for name, value in statement.compile().params.items():
-        column, _, index = name.rpartition("_m")
-        rows.setdefault(int(index), {})[column] = value
-    return [rows[i] for i in sorted(rows)]
+def _inserted_rows(columns: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """The rows of the unnest INSERT, read back from its one array per column."""
+    assert list(columns) == list(RECALL_COLUMNS)
+    [count] = {len(values) for values in columns.values()}
+    return [{name: values[i] for name, values in columns.items()} for i in range(count)]
 
 
 class FakeDatabase:
