@@ -7,15 +7,15 @@ matches (on BEAM-128K the top BM25 hit was a ~520-word message where the evidenc
 The column is regenerated for every row of `memories` and of `memory_versions` (as-of
 keyword search ranks versions with it).
 
-Revision ID: 0010
+Revision ID: 0013
 """
 
 from __future__ import annotations
 
 from alembic import op
 
-revision = "0010"
-down_revision = "0009"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
