@@ -13,6 +13,7 @@ import pytest
 from mnemo.core.engine import Engine
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.embedded import start_engine
+from mnemo.llm.offline import OfflineLLM
 from mnemo.llm.openai_client import OpenAICompatibleLLM
 from mnemo.settings import Settings
 from tests.support.postgres import EmbeddedPostgres
@@ -55,6 +56,23 @@ def llm_server() -> Iterator[ScriptedLLMServer]:
 def llm(llm_server: ScriptedLLMServer) -> ScriptedLLMServer:
     llm_server.reset()
     return llm_server
+
+
+@pytest.fixture(scope="module")
+async def offline_engine(
+    postgres: EmbeddedPostgres, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Engine]:
+    """An engine on its defaults: the local embedding model and the offline LLM provider."""
+    settings = Settings(
+        database_url=postgres.new_database(),
+        data_dir=Path(tmp_path_factory.mktemp("offline")),
+        workers=2,
+        bus_poll_seconds=0.05,
+    )
+    engine = await start_engine(settings)
+    assert isinstance(engine.deps.llm, OfflineLLM)
+    yield engine
+    await engine.close()
 
 
 @pytest.fixture(scope="session")

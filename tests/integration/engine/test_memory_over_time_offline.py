@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,7 @@ import pytest
 
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import Memory, MemoryStatus
-from mnemo.engine.embedded import start_engine
-from mnemo.llm.offline import OfflineLLM
-from mnemo.settings import Settings
 from tests.integration.engine.helpers import add_and_wait, listing, says, search
-from tests.support.postgres import EmbeddedPostgres
 
 pytestmark = pytest.mark.integration
 README = Path(__file__).resolve().parents[3] / "README.md"
@@ -47,22 +42,6 @@ def worked_config() -> dict[str, Any]:
 def quoted(text: str) -> bool:
     """`text` appears in the section (line breaks and spacing aside)."""
     return " ".join(text.split()) in " ".join(readme_section().split())
-
-
-@pytest.fixture(scope="module")
-async def offline_engine(
-    postgres: EmbeddedPostgres, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Engine]:
-    settings = Settings(
-        database_url=postgres.new_database(),
-        data_dir=Path(tmp_path_factory.mktemp("offline-dynamics")),
-        workers=2,
-        bus_poll_seconds=0.05,
-    )
-    engine = await start_engine(settings)  # local embedder, offline LLM: the defaults
-    assert isinstance(engine.deps.llm, OfflineLLM)
-    yield engine
-    await engine.close()
 
 
 async def the_rule(engine: Engine, project: str, timeout: float = 60) -> Memory:

@@ -2,35 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from mnemo.core.engine import Engine
-from mnemo.engine.embedded import start_engine
-from mnemo.llm.offline import OfflineLLM
-from mnemo.settings import Settings
 from tests.integration.engine.helpers import add_and_wait, chat, listing, search
-from tests.support.postgres import EmbeddedPostgres
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-async def offline_engine(
-    postgres: EmbeddedPostgres, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Engine]:
-    settings = Settings(
-        database_url=postgres.new_database(),
-        data_dir=Path(tmp_path_factory.mktemp("offline")),
-        workers=2,
-        bus_poll_seconds=0.05,
-    )
-    engine = await start_engine(settings)  # local embedder, offline LLM: the defaults
-    assert isinstance(engine.deps.llm, OfflineLLM)
-    yield engine
-    await engine.close()
 
 
 async def test_quickstart_without_an_api_key(offline_engine: Engine, project: str) -> None:
