@@ -88,13 +88,18 @@ def fuse(
     another (bench/retrieval.py; README, Retrieval quality). The keyword list is fused on raw
     BM25, not on its squashed [0, 1] form, which flattens exactly the top scores.
     """
-    lists = [(standardise(vector), alpha), (standardise(keyword), 1.0 - alpha)]
+    by_vector = standardise(vector)
+    lists = [(by_vector, alpha), (standardise(keyword), 1.0 - alpha)]
     rows = {row.id: row for ranked in (vector, keyword) for row, _ in ranked}
     fused = {
         memory_id: math.fsum(weight * z.get(memory_id, min(z.values())) for z, weight in lists if z)
         for memory_id in rows
     }
-    ordered = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    # An exact tie (two candidates the lists rank oppositely are +1/-1 in each at alpha 0.5)
+    # goes to the vector list's favourite, not to whichever random id sorts first.
+    ordered = sorted(
+        fused.items(), key=lambda kv: (-kv[1], -by_vector.get(kv[0], -math.inf), kv[0])
+    )[:limit]
     return [(rows[memory_id], 1.0 / (1.0 + math.exp(-score))) for memory_id, score in ordered]
 
 

@@ -71,3 +71,12 @@ def test_alpha_weighs_the_lists_and_scores_stay_in_the_unit_interval() -> None:
     assert ids(fuse(vector, keyword, 0.0, 2)) == ["k", "v"]
     assert all(0 < score < 1 for _, score in fuse(vector, keyword, 0.5, 2))
     assert fuse(vector, [], 0.5, 1)[0][0].id == "v"  # no keyword match at all
+
+
+def test_an_exact_tie_goes_to_the_vector_lists_favourite() -> None:
+    """Two candidates the lists rank oppositely tie at alpha 0.5 (z = +1 / -1 in each): the
+    vector list decides, whatever their ids."""
+    for first, second in (("a", "b"), ("b", "a")):
+        vector = ranked((first, 0.9), (second, 0.5))
+        keyword = ranked((second, 2.0), (first, 1.0))
+        assert ids(fuse(vector, keyword, 0.5, 10)) == [first, second]
