@@ -16,6 +16,7 @@ from prometheus_client import generate_latest
 from mnemo.settings import Settings
 
 log = logging.getLogger(__name__)
+METADATA_MAX_AGE_MS = 10_000  # one small request per consumer every 10 s
 
 
 def json_schema() -> faust.Schema:
@@ -39,6 +40,10 @@ def make_app(service: str, settings: Settings) -> faust.App:
         topic_allow_declare=False,
         table_standby_replicas=0,
         consumer_auto_offset_reset="earliest",
+        # A group that re-forms while a restarted broker has not yet loaded its topics gets
+        # an empty assignment; the group leader rebalances only once it refreshes metadata
+        # and sees the partitions. Kafka's default (5 minutes) would leave runs waiting.
+        consumer_metadata_max_age_ms=METADATA_MAX_AGE_MS,
         broker_session_timeout=ks.session_timeout_seconds,
         broker_heartbeat_interval=min(3.0, ks.session_timeout_seconds / 4),
         broker_commit_interval=1.0,
