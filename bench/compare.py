@@ -127,7 +127,7 @@ def run(table: Table, work: Path, quick: bool, workers: int) -> None:
         SECTION,
         "add-to-searchable throughput",
         f"mnemo {ours_rate:.1f}/s vs mem0 {theirs_rate:.1f}/s = {ours_rate / theirs_rate:.2f}x",
-        "target >= 10x",
+        "target >= 5x",
     )
     table.add(
         SECTION,
@@ -140,7 +140,7 @@ def run(table: Table, work: Path, quick: bool, workers: int) -> None:
         SECTION,
         f"hybrid search p50 / p95 ({q} queries, in-process)",
         f"mnemo {ms(pct(ol, 50))} / {ms(pct(ol, 95))} vs mem0 {ms(pct(tl, 50))} / {ms(pct(tl, 95))}",
-        f"p50 ratio mem0/mnemo = {pct(tl, 50) / pct(ol, 50):.2f}x",
+        f"p50 ratio mem0/mnemo = {pct(tl, 50) / pct(ol, 50):.2f}x; target mnemo p50 <= mem0's",
     )
 
 

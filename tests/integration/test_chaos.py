@@ -81,6 +81,7 @@ def start_serve(
         "MNEMO_EMBEDDING_PROVIDER": "hash",
         "MNEMO_AUTH_DISABLED": "true",
         "MNEMO_WORKERS": "4",
+        "MNEMO_WORKER_PROCESSES": "1",  # readiness must drop with the one worker killed
         "MNEMO_BUS_POLL_SECONDS": "0.1",
         "MNEMO_HEARTBEAT_SECONDS": "0.5",
         "MNEMO_HEARTBEAT_TIMEOUT_SECONDS": "3",

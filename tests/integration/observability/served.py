@@ -55,6 +55,7 @@ def mnemo_serve(
         "MNEMO_LLM_MAX_ATTEMPTS": "2",
         "MNEMO_EMBEDDING_PROVIDER": "hash",
         "MNEMO_WORKERS": "4",
+        "MNEMO_WORKER_PROCESSES": "1",  # the tests read one worker's figures
         "MNEMO_DB_POOL_SIZE": "5",
         "MNEMO_BUS_POLL_SECONDS": "0.05",
         "MNEMO_BUFFER_TICK_SECONDS": "0.2",
