@@ -99,6 +99,9 @@ async def load_bulk(
                     "run_ids": [f"bulk-{first}"],
                     "created_at": now,
                     "updated_at": now,
+                    "event_time": now,
+                    "event_time_end": now,
+                    "operation": "created",
                 }
             )
         async with engine.database.db.begin() as tx:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -28,6 +29,7 @@ from bench.common import ROOT, Table, child_env, free_port, spawn, stop, wait_ht
 from bench.cpu import postmaster_pid, tree_cpu_seconds
 from bench.pipeline import burst, drain
 from bench.services import LLMProc, Server, mnemo_server, postgres_url, prepare_postgres
+from mnemo.settings import default_worker_processes
 
 SECTION = "6 distributed"
 SCOPES = 200
@@ -159,7 +161,8 @@ def run(table: Table, work: Path, llm: LLMProc, quick: bool, workers: int) -> No
             result = measure(server, runs, url, parts)
         finally:
             handle.cleanup()
-    report(table, "embedded (1 worker process)", result)
+    processes = os.environ.get("MNEMO_WORKER_PROCESSES") or str(default_worker_processes())
+    report(table, f"embedded ({processes} worker processes)", result)
     with kafka_broker(work) as (bootstrap, broker_pid), postgres(work) as (pg, pg_pid):
         for replicas in REPLICAS:
             label = f"distributed, {replicas} extractor + {replicas} committer"

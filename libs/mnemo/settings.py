@@ -57,7 +57,7 @@ def _default_data_dir() -> Path:
     return home
 
 
-def _default_worker_processes() -> int:
+def default_worker_processes() -> int:
     return min(2, os.cpu_count() or 1)
 
 
@@ -171,7 +171,7 @@ class Settings(BaseSettings):
     # (0: inside the server process), so acknowledgements stay off the pipeline's CPU.
     # Default: one per core, at most two (bench: 32.5 against 27.8 runs/s on 2 cores; each
     # process holds its own model session, ~100 MB with the ONNX embedder).
-    worker_processes: int = Field(default_factory=lambda: _default_worker_processes(), ge=0, le=32)
+    worker_processes: int = Field(default_factory=lambda: default_worker_processes(), ge=0, le=32)
     # Set by `mnemo serve --worker-processes` for each worker process: the file it creates
     # once it is ready to take records (model loaded, database reachable).
     worker_ready_file: Path | None = None

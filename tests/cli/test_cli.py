@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from mnemo.cli.importer import ImportState
 from mnemo.cli.main import app
-from mnemo.core.engine import KEY_CACHE_SECONDS
+from mnemo.core.keyring import KEY_CACHE_SECONDS
 from tests.api.fixtures import Tenant
 from tests.api.live_server import LiveServer
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from mnemo.core.dispatch import takes_raw_input
 from mnemo.core.limits import add_errors, group_errors, query_errors
 from mnemo.domain.event_time import as_utc
@@ -9,9 +11,17 @@ from mnemo.domain.group import GroupConfig
 from mnemo.domain.limits import InputLimits
 from mnemo.domain.paging import InvalidCursor, ListCursor, selection_digest
 from mnemo.domain.pipeline import BufferStep, ExtractStep, Pipeline
-from mnemo.domain.requests import AddRequest, FieldError, InvalidRequest, ListRequest, SearchRequest
+from mnemo.domain.requests import (
+    AddRequest,
+    FieldError,
+    InvalidRequest,
+    ListRequest,
+    SearchRequest,
+    location_of,
+)
 from mnemo.domain.scope import normalize_user_id
 from mnemo.domain.search import MemoryQuery, RetrievalType, TopicSelector
+from mnemo.domain.templates import group_from_document
 from mnemo.store.tenancy import IsolationError, visible_memories
 
 
@@ -155,6 +165,23 @@ def listing_cursor(query: MemoryQuery, request: ListRequest) -> ListCursor | Non
     if query.as_of is not None and query.as_of != cursor.at:
         raise refused("the listing reads as of its first page's time; send that as_of or none")
     return cursor
+
+
+def parse_group(name: str, document: dict[str, object]) -> GroupConfig:
+    """The group a PUT body describes; 400 naming each field that is wrong."""
+    try:
+        return group_from_document(name, document)
+    except ValidationError as exc:
+        errors = [
+            FieldError(location=location_of(("body", *e["loc"])), message=e["msg"])
+            for e in exc.errors(include_url=False, include_input=False)
+        ]
+        raise InvalidRequest("invalid group configuration", errors) from exc
+    except (ValueError, LookupError) as exc:
+        raise InvalidRequest(
+            f"invalid group configuration: {exc}",
+            [FieldError(location="body", message=str(exc))],
+        ) from exc
 
 
 def check_group(group: GroupConfig, limits: InputLimits) -> None:

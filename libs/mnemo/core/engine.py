@@ -17,20 +17,25 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TypeVar
 
-from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo import metrics
-from mnemo.core.admission import check_add, check_group, listing_cursor, memory_query
+from mnemo.core.admission import (
+    check_add,
+    check_group,
+    listing_cursor,
+    memory_query,
+    parse_group,
+)
 from mnemo.core.dynamics import Dynamics, ScopeState
 from mnemo.core.erasure import erase_user
-from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
 from mnemo.core.idempotency import Admission, earlier_run, still_contended
+from mnemo.core.keyring import KeyRing
 from mnemo.core.records import RunRecord
+from mnemo.core.retry import RunRetry
 from mnemo.core.shedding import Shedder
-from mnemo.core.transport import RunTransport, TransportUnavailable
-from mnemo.core.ttl_cache import TTLCache
+from mnemo.core.transport import RunTransport
 from mnemo.domain.erasure import ErasureReport
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.idempotency import IdempotencyClaim, KeyTaken
@@ -44,10 +49,8 @@ from mnemo.domain.requests import (
     ListRequest,
     NotFound,
     SearchRequest,
-    location_of,
 )
 from mnemo.domain.scope import InvalidUserId, normalize_user_id
-from mnemo.domain.templates import group_from_document
 from mnemo.settings import Settings
 from mnemo.steps.base import Deps
 from mnemo.store import browse as browse_store
@@ -61,7 +64,6 @@ from mnemo.store.database import Database
 from mnemo.tracing import spans
 
 log = logging.getLogger(__name__)
-KEY_CACHE_SECONDS = 5.0
 T = TypeVar("T")
 
 
@@ -73,13 +75,12 @@ class Engine:
     groups: GroupCache
     transport: RunTransport
     corpus_stats: CorpusStatsCache = field(default_factory=CorpusStatsCache)
-    _key_cache: TTLCache[str, str | None] = field(
-        default_factory=lambda: TTLCache(KEY_CACHE_SECONDS)
-    )
+    key_ring: KeyRing = field(init=False)
     shedder: Shedder = field(init=False)
     dynamics: Dynamics = field(init=False)
 
     def __post_init__(self) -> None:
+        self.key_ring = KeyRing(self.database.db, self.deps.clock)
         self.shedder = Shedder(self.settings, self.database.db)
         self.dynamics = Dynamics(self.db, self.deps.clock, self.settings)
 
@@ -98,19 +99,7 @@ class Engine:
         return await self.groups.list(project)
 
     async def put_group(self, project: str, name: str, document: dict[str, object]) -> GroupConfig:
-        try:
-            group = group_from_document(name, document)
-        except ValidationError as exc:
-            errors = [
-                FieldError(location=location_of(("body", *e["loc"])), message=e["msg"])
-                for e in exc.errors(include_url=False, include_input=False)
-            ]
-            raise InvalidRequest("invalid group configuration", errors) from exc
-        except (ValueError, LookupError) as exc:
-            raise InvalidRequest(
-                f"invalid group configuration: {exc}",
-                [FieldError(location="body", message=str(exc))],
-            ) from exc
+        group = parse_group(name, document)
         limits = self.settings.limits
         check_group(group, limits)
         if not await self.groups.put(project, group, limits.groups_per_project):
@@ -211,70 +200,11 @@ class Engine:
             delay = min(delay * 1.5, 0.25)
 
     async def retry_run(self, project: str, run_id: str) -> Run:
-        """Re-drive a failed run from its kept raw input.
-
-        The run is claimed with one conditional update (failed -> running), so of two
-        concurrent retries exactly one proceeds and the other gets 409. If the transport
-        does not take the run, it is failed again with its original error and a note, and
-        the caller gets 503: a retry never leaves a run `running` with nothing in flight.
-        The retry starts a new trace (`mnemo.retry`).
-        """
-        attributes = {"mnemo.project": project, "mnemo.run_id": run_id}
-        with spans.span("mnemo.retry", attributes):
-            return await self._retry_run(project, run_id)
-
-    async def _retry_run(self, project: str, run_id: str) -> Run:
-        now = self.deps.clock.now()
-        claimed: tuple[RunRecord, str | None] | None = None
-        try:
-            async with self.db.begin() as tx:
-                found = await runs.claim_failed(tx, project, run_id, now)
-                if found is not None:
-                    record = replace(RunRecord.from_row(found[0]), trace=spans.carrier())
-                    claimed = (record, found[1])
-                    await self.transport.stage(tx, claimed[0])
-        except Exception as exc:
-            if claimed is not None:  # the claim rolled back: the run is still failed
-                await self._fail_retry(claimed, exc, committed=False)
-            raise TransportUnavailable(f"run '{run_id}' was not retried: {describe(exc)}") from exc
-        if claimed is None:
-            run = await self.get_run(project, run_id)  # NotFound (404) if it does not exist
-            raise InvalidRequest(await self._not_retried(run), status=409)
-        try:
-            await self.transport.publish(claimed[0])
-        except Exception as exc:
-            if await self._fail_retry(claimed, exc, committed=True):
-                raise TransportUnavailable(
-                    f"run '{run_id}' was not retried: {describe(exc)}"
-                ) from exc
-            log.info("run %s: the retry reached the pipeline after all", run_id)
-        return claimed[0].to_run()
-
-    async def _not_retried(self, run: Run) -> str:
-        """Why a run that exists was not claimed for a retry."""
-        if run.status != RunState.failed:
-            return f"run '{run.run_id}' is {run.status.value}; only failed runs retry"
-        if run.erased:
-            return f"run '{run.run_id}' was erased with its user's data; there is nothing to retry"
-        return (
-            f"run '{run.run_id}' no longer has its raw input (dropped by its group's "
-            "retention); there is nothing to retry"
+        """Re-drive a failed run from its kept raw input (`core.retry`): 409 if it cannot
+        be retried, 503 if the transport did not take it."""
+        return await RunRetry(self.db, self.transport, self.deps.clock, self.get_run)(
+            project, run_id
         )
-
-    async def _fail_retry(
-        self, claimed: tuple[RunRecord, str | None], exc: Exception, committed: bool
-    ) -> bool:
-        """Fail the run again with a note. False: the pipeline took the retry meanwhile."""
-        record, previous_error = claimed
-        try:
-            async with self.db.begin() as tx:
-                return await runs.fail_retry(
-                    tx, record.run_id, committed, previous_error, describe(exc, 500),
-                    self.deps.clock.now(),
-                )  # fmt: skip
-        except Exception as note_exc:  # the database is down too: the claim never committed
-            log.warning("run %s: retry failure not recorded (%s)", record.run_id, note_exc)
-            return True
 
     # -- memories -----------------------------------------------------------------------
     async def search(self, project: str, request: SearchRequest) -> list[Memory]:
@@ -481,28 +411,17 @@ class Engine:
 
     # -- API keys -----------------------------------------------------------------------
     async def create_key(self, project: str, name: str) -> tuple[keys.ApiKey, str]:
-        async with self.db.begin() as conn:
-            return await keys.create(conn, project, name, self.deps.clock.now())
+        return await self.key_ring.create(project, name)
 
     async def list_keys(self, project: str | None = None) -> list[keys.ApiKey]:
-        async with self.db.connect() as conn:
-            return await keys.list_(conn, project)
+        return await self.key_ring.list(project)
 
     async def revoke_key(self, key_id: str) -> bool:
-        async with self.db.begin() as conn:
-            revoked = await keys.revoke(conn, key_id, self.deps.clock.now())
-        self._key_cache.clear()
-        return revoked
+        return await self.key_ring.revoke(key_id)
 
     async def project_for_key(self, secret: str) -> str | None:
-        """The key's project, or None. Answers are cached for KEY_CACHE_SECONDS, so a key
-        revoked by another process stops working within that time (at once in this one)."""
-
-        async def lookup() -> str | None:
-            async with self.db.connect() as conn:
-                return await keys.project_for(conn, secret)
-
-        return await self._key_cache.get(keys.hash_key(secret), lookup)
+        """The key's project, or None (cached briefly: `core.keyring`)."""
+        return await self.key_ring.project_for(secret)
 
     @property
     def db(self) -> AsyncEngine:
