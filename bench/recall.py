@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+import time
 from collections.abc import Sequence
 
 from sqlalchemy import text
@@ -22,8 +24,9 @@ async def recall_at_k(
     topic: str,
     embeddings: Sequence[Sequence[float]],
     ef_search: int | None = None,
-) -> tuple[float, float]:
-    """(id recall, distance recall) of HNSW top-k against an exact scan, averaged.
+) -> tuple[float, float, float]:
+    """(id recall, distance recall, median seconds of the HNSW query) of HNSW top-k against
+    an exact scan, averaged.
 
     id recall = |HNSW ids ∩ exact ids| / k. It undercounts when many memories are equally
     close (near-duplicates tie, and which of them is "exact" is noise), so the table also
@@ -39,11 +42,13 @@ async def recall_at_k(
     )
     where = visible_memories(query, group)
     ef = int(ef_search or engine.settings.hnsw_ef_search)
-    total, within = 0.0, 0.0
+    total, within, seconds = 0.0, 0.0, []
     for embedding in embeddings:
         async with engine.database.db.begin() as conn:
             await conn.execute(text(f"SET LOCAL hnsw.ef_search = {ef}"))
+            started = time.perf_counter()
             approx = await vector_search(conn, where, embedding, K)
+            seconds.append(time.perf_counter() - started)
         async with engine.database.db.begin() as conn:
             await conn.execute(text("SET LOCAL enable_indexscan = off"))
             await conn.execute(text("SET LOCAL enable_bitmapscan = off"))
@@ -55,7 +60,7 @@ async def recall_at_k(
             hits = sum(_distance(score) <= kth * (1 + EPSILON) + 1e-9 for _, score in approx)
             within += hits / len(exact)
     count = max(1, len(embeddings))
-    return total / count, within / count
+    return total / count, within / count, statistics.median(seconds or [0.0])
 
 
 def _distance(score: float) -> float:

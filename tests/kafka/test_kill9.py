@@ -16,6 +16,24 @@ pytestmark = pytest.mark.kafka
 USERS, PER_ROUND = 5, 10
 
 
+async def stuck_runs(cluster: Cluster, project: str, run_ids: list[str]) -> str:
+    """What a failure needs to be understood: each unfinished run, and every warning or
+    error any start of any stage logged (a tail shows only the last start's)."""
+    lines = []
+    for run_id in run_ids:
+        run = await cluster.engine.get_run(project, run_id)
+        if run.status != RunState.completed:
+            lines.append(f"stuck: {run.model_dump_json()[:600]}")
+    for log in sorted(next(iter(cluster.services.values())).log_dir.glob("*.log")):
+        text = log.read_text(errors="replace")
+        noted = [
+            line for line in text.splitlines()
+            if "WARNING" in line or "ERROR" in line or any(r in line for r in run_ids)
+        ]  # fmt: skip
+        lines += [f"{log.name}: {line}" for line in noted[-30:]]
+    return "\n".join(lines)
+
+
 async def test_kill_9_of_each_stage_loses_nothing_and_commits_nothing_twice(
     cluster: Cluster, project: str
 ) -> None:
@@ -37,7 +55,8 @@ async def test_kill_9_of_each_stage_loses_nothing_and_commits_nothing_twice(
             service.start()
         await wait_all(engine, project, run_ids, timeout=150)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{service_logs(cluster)}") from exc
+        stuck = await stuck_runs(cluster, project, run_ids)
+        raise AssertionError(f"{exc}\n{stuck}\n{service_logs(cluster)}") from exc
     finally:
         llm.delay_seconds = 0.0
     created: Counter[str] = Counter()

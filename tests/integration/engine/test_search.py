@@ -149,4 +149,4 @@ async def test_every_pooled_session_searches_with_the_configured_ef_search(
     async with engine.database.db.connect() as conn:
         await conn.execute(text("SELECT '[1,2,3]'::vector"))  # pgvector loaded in this session
         shown = (await conn.execute(text("SHOW hnsw.ef_search"))).scalar_one()
-    assert int(shown) == engine.settings.hnsw_ef_search == 200
+    assert int(shown) == engine.settings.hnsw_ef_search == 400
