@@ -54,6 +54,12 @@ class Incoming:
     timestamp: datetime | None = None  # the broker's record timestamp
     replay_of: str | None = None  # set on a record `mnemo dlq replay` re-published
     trace: Carrier = field(default_factory=dict)  # the W3C trace headers it carried
+    # The faust event, held for as long as the record's work runs: faust finds the event a
+    # table write belongs to through a weak reference (`faust.streams.current_event`). After
+    # a rebalance re-delivers a record, its first delivery may still be running with nothing
+    # else holding that event, and a collected event failed the write ("Cannot modify table
+    # key from outside of stream iteration") and the run with it.
+    event: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, event: Any) -> Incoming:
@@ -64,7 +70,7 @@ class Incoming:
         replay_of = next((v for k, v in headers if k == REPLAY_HEADER), None)
         return cls(m.topic, m.partition, m.offset, key, m.value, timestamp=stamp,
                    replay_of=replay_of.decode() if replay_of else None,
-                   trace=spans.from_headers(m.headers))  # fmt: skip
+                   trace=spans.from_headers(m.headers), event=event)  # fmt: skip
 
 
 Work = Callable[[Incoming], Awaitable[list[Emit]]]
