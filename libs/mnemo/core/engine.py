@@ -76,11 +76,13 @@ class Engine:
     transport: RunTransport
     corpus_stats: CorpusStatsCache = field(default_factory=CorpusStatsCache)
     key_ring: KeyRing = field(init=False)
+    retrier: RunRetry = field(init=False)
     shedder: Shedder = field(init=False)
     dynamics: Dynamics = field(init=False)
 
     def __post_init__(self) -> None:
         self.key_ring = KeyRing(self.database.db, self.deps.clock)
+        self.retrier = RunRetry(self.database.db, self.transport, self.deps.clock, self.get_run)
         self.shedder = Shedder(self.settings, self.database.db)
         self.dynamics = Dynamics(self.db, self.deps.clock, self.settings)
 
@@ -202,9 +204,7 @@ class Engine:
     async def retry_run(self, project: str, run_id: str) -> Run:
         """Re-drive a failed run from its kept raw input (`core.retry`): 409 if it cannot
         be retried, 503 if the transport did not take it."""
-        return await RunRetry(self.db, self.transport, self.deps.clock, self.get_run)(
-            project, run_id
-        )
+        return await self.retrier(project, run_id)
 
     # -- memories -----------------------------------------------------------------------
     async def search(self, project: str, request: SearchRequest) -> list[Memory]:
