@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import (
+    NoSuchElementException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
@@ -39,6 +43,9 @@ FLAGS = (
 )
 WIDTH, HEIGHT = 1360, 900
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+
+
+DETACHED = "does not belong to the document"
 
 
 @dataclass
@@ -88,6 +95,10 @@ class Browser:
                     return
             except (NoSuchElementException, StaleElementReferenceException):
                 pass
+            except WebDriverException as exc:
+                # Chromium reports a node htmx just swapped out this way, not as stale.
+                if DETACHED not in str(exc):
+                    raise
             if time.monotonic() > deadline:
                 raise AssertionError(
                     f"timed out waiting for {what}; page text:\n{self.text('body')}"

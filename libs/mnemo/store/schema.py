@@ -194,6 +194,38 @@ memories = Table(
     Index("memories_properties", "properties", postgresql_using="gin"),
 )
 
+# BM25 postings: one row per (searchable memory, English lexeme), kept by a trigger on
+# `memories` (migration 0014) so that every write path keeps them exact. Keyword search reads
+# only the query's lexemes of the filtered scope from `memory_terms_lookup` (an index-only
+# scan) instead of every matching document's tsvector. A memory's scope columns are copied
+# so that the search's WHERE clause applies here unchanged (store/bm25.py). Lexemes are cut
+# to TERM_CHARS characters so that an index row always fits a btree page.
+TERM_CHARS = 32
+memory_terms = Table(
+    "memory_terms",
+    metadata,
+    Column("memory_id", String, nullable=False),
+    Column("project", String, nullable=False),
+    Column("group", String, nullable=False),
+    Column("topic", String, nullable=False),
+    Column("user_id", String),
+    Column("properties", JSONB, nullable=False),
+    Column("status", String, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("lexeme", String, nullable=False),
+    # Occurrences of the lexeme in the memory, and the memory's length (tsv_length).
+    Column("tf", Integer, nullable=False),
+    Column("dl", Integer, nullable=False),
+    Index(
+        "memory_terms_lookup",
+        "project",
+        "group",
+        "lexeme",
+        postgresql_include=["user_id", "topic", "status", "memory_id", "tf", "dl", "updated_at"],
+    ),
+    Index("memory_terms_memory", "memory_id"),
+)
+
 memory_versions = Table(
     "memory_versions",
     metadata,

@@ -56,10 +56,12 @@ async def keyword_search(
     text_: str,
     limit: int,
     corpus_stats: CorpusStatsCache,
+    indexed: bool = True,
 ) -> list[tuple[Hit, float]]:
-    """Raw BM25 scores (>= 0); bm25 mode squashes them into [0, 1) for the caller."""
+    """Raw BM25 scores (>= 0); bm25 mode squashes them into [0, 1) for the caller.
+    `indexed`: read the postings table (False for as-of reads; see store/bm25.py)."""
     corpus = await corpus_stats.get(conn, where)
-    return await bm25_search(conn, where, text_, limit, corpus)
+    return await bm25_search(conn, where, text_, limit, corpus, indexed)
 
 
 def standardise(ranked: list[tuple[Hit, float]]) -> dict[str, float]:
@@ -129,7 +131,8 @@ async def search(
     async def keyword_half(limit: int) -> list[tuple[Hit, float]]:
         async with db.connect() as conn:
             reader = reading_at(conn, query.as_of)
-            return await keyword_search(reader, where, query.text, limit, corpus_stats)
+            indexed = query.as_of is None
+            return await keyword_search(reader, where, query.text, limit, corpus_stats, indexed)
 
     if query.retrieval_type == "bm25":
         hits = [(row, squash(score)) for row, score in await keyword_half(query.limit)]

@@ -1,4 +1,5 @@
-"""Migrations on real Postgres: 0004 keeps on each memory only its topic's scope properties."""
+"""Migrations on real Postgres: 0004 keeps on each memory only its topic's scope properties;
+0014 indexes the BM25 postings of the memories already stored."""
 
 from __future__ import annotations
 
@@ -61,3 +62,37 @@ def test_0004_strips_properties_a_topic_is_not_scoped_by(postgres: EmbeddedPostg
         "session": {"repo_name": "a/b", "session_id": "s"},
         "gone": {"repo_name": "a/b"},  # its topic is no longer in the group: left as it was
     }
+
+
+def test_0014_indexes_the_postings_of_stored_searchable_memories(
+    postgres: EmbeddedPostgres,
+) -> None:
+    url = postgres.new_database("migrate_terms")
+    migrate(url, 384, "0013")
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    rows = [
+        {**_memory("kept", "Notes", {}), "content": "Tea, tea and cake.", "status": "active"},
+        {**_memory("old", "Notes", {}), "content": "Tea once.", "status": "archived"},
+    ]
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                'INSERT INTO memories (id, project, "group", topic, user_id, properties, content,'
+                " embedding, status, version, run_ids, created_at, updated_at, event_time,"
+                " event_time_end, operation) VALUES (:id, 'p', 'default', :topic, 'ana',"
+                " CAST(:properties AS jsonb), :content, CAST(:embedding AS vector), :status, 1,"
+                " ARRAY['r1'], :now, :now, :now, :now, 'created')"
+            ),
+            rows,
+        )
+    migrate(url, 384)
+    with engine.connect() as conn:
+        postings = conn.execute(
+            text("SELECT memory_id, lexeme, tf, dl, user_id FROM memory_terms ORDER BY lexeme")
+        ).all()
+    engine.dispose()
+    # Archived memories are not searchable, so they have no postings.
+    assert [tuple(p) for p in postings] == [
+        ("kept", "cake", 1, 3, "ana"),
+        ("kept", "tea", 2, 3, "ana"),
+    ]
