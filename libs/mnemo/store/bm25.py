@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Float,
+    Numeric,
     Select,
     any_,
     cast,
@@ -40,6 +41,7 @@ from mnemo.store.schema import TERM_CHARS, memories, memory_terms
 
 K1 = 1.2
 B = 0.75
+RANK_PLACES = 9
 
 
 def _lexemes(text_: str) -> TableValuedAlias:
@@ -133,20 +135,23 @@ def ranked(postings: Select[Any], limit: int, corpus: CorpusStats) -> Select[Any
     idf = func.ln(1 + (documents - counted.c.df + 0.5) / (counted.c.df + 0.5))
     average = max(corpus.average_length, 1.0)
     norm = counted.c.tf + K1 * (1 - B + B * counted.c.dl / average)
-    bm25 = func.sum(idf * counted.c.tf * (K1 + 1) / norm).label("bm25")
+    score = func.sum(idf * counted.c.tf * (K1 + 1) / norm)
+    # Ranked on the score rounded to 9 places: the two posting sources sum a memory's terms
+    # in different orders, and the last bits of equal scores must not decide their order.
+    rank = func.round(cast(score, Numeric), RANK_PLACES)
     # Rank and cut before joining back to the rows: the join then reads `limit` rows, not
     # every match (thousands in a large scope).
     top = (
-        select(counted.c.id, counted.c.updated_at, bm25)
+        select(counted.c.id, counted.c.updated_at, score.label("bm25"), rank.label("rank"))
         .group_by(counted.c.id, counted.c.updated_at)
-        .order_by(bm25.desc(), counted.c.updated_at.desc(), counted.c.id)
+        .order_by(rank.desc(), counted.c.updated_at.desc(), counted.c.id)
         .limit(limit)
         .cte("top")
     )
     return (
         select(*MEMORY_COLUMNS, top.c.bm25)
         .join(top, top.c.id == memories.c.id)
-        .order_by(top.c.bm25.desc(), top.c.updated_at.desc(), top.c.id)
+        .order_by(top.c.rank.desc(), top.c.updated_at.desc(), top.c.id)
     )
 
 

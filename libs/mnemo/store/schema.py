@@ -199,7 +199,9 @@ memories = Table(
 # only the query's lexemes of the filtered scope from `memory_terms_lookup` (an index-only
 # scan) instead of every matching document's tsvector. A memory's scope columns are copied
 # so that the search's WHERE clause applies here unchanged (store/bm25.py). Lexemes are cut
-# to TERM_CHARS characters so that an index row always fits a btree page.
+# to TERM_CHARS characters so that an index row fits a btree page (2,704 bytes) for any ids
+# admission accepts (user ids <= 256 characters, groups and topics <= 64); project names
+# are not length-checked, which the README asks operators to keep short.
 TERM_CHARS = 32
 memory_terms = Table(
     "memory_terms",
