@@ -74,12 +74,39 @@ def dbsf(vector: Ranked, keyword: Ranked) -> Ranked:
     return _sorted(out)
 
 
+def truncated(depth: int) -> Fusion:
+    """The product's fusion on the lists cut to `depth` (z over fewer candidates)."""
+    return lambda vector, keyword: _product(vector[:depth], keyword[:depth])
+
+
+def tail_z(start: int = 10) -> Fusion:
+    """Each list standardised against its own tail (ranks `start`..end) rather than all of
+    it: a score-distribution model where the tail stands for the non-relevant memories, so
+    a list whose top stands far above its tail weighs more for that query."""
+
+    def standardised(pairs: Ranked) -> dict[str, float]:
+        tail = [s for _, s in pairs[start:]] or [s for _, s in pairs]
+        mean, sd = statistics.fmean(tail), statistics.pstdev(tail) or 1.0
+        return {i: (s - mean) / sd for i, s in pairs}
+
+    def fused(vector: Ranked, keyword: Ranked) -> Ranked:
+        lists = [standardised(p) for p in (vector, keyword) if p]
+        ids = {i for z in lists for i in z}
+        return _sorted({i: sum(z.get(i, min(z.values())) for z in lists) for i in ids})
+
+    return fused
+
+
 VARIANTS: dict[str, Fusion] = {
     "product": _product,
+    "product@10": truncated(10),
+    "product@20": truncated(20),
+    "tail-z": tail_z(),
     "rsf75-squashed": rsf(0.75, squashed=True),
     "rsf25": rsf(0.25),
     "rsf50": rsf(0.5),
     "rsf75": rsf(0.75),
+    "rrf1": rrf(1),
     "rrf60": rrf(60),
     "dbsf": dbsf,
 }

@@ -104,6 +104,9 @@ class KafkaSettings(BaseModel):
     lag_interval_seconds: float = Field(default=5.0, gt=0)
     # First wait before retrying a record whose Postgres or broker is unavailable (doubles).
     transient_backoff_seconds: float = Field(default=1.0, gt=0)
+    # A stage whose table recovery reads nothing for this long exits, so that its
+    # supervisor restarts it (mnemo.kafka.watchdog says why).
+    recovery_stall_seconds: float = Field(default=60.0, gt=0)
 
     def group_id(self, service: str) -> str:
         """The consumer group (and faust app id) of `service`."""

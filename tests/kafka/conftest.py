@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.kafka.gateway import start_engine
 from mnemo.llm.openai_client import OpenAICompatibleLLM
 from mnemo.settings import KafkaSettings, Settings
-from tests.kafka.services import STAGES, Service, stage_env
+from tests.kafka.services import STAGES, Service, keep_up, stage_env
 from tests.support.otlp import OtlpReceiver
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
@@ -118,13 +119,19 @@ async def cluster(
     env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = otlp.endpoint
     env["OTEL_BSP_SCHEDULE_DELAY"] = "100"  # export within 0.1 s
     services = {name: Service(name, env, data_dir) for name in STAGES}
+    stop_keeper = threading.Event()
+    keeper = threading.Thread(target=keep_up, args=(list(services.values()), stop_keeper))
     try:
         for service in services.values():
             service.start()
         for service in services.values():
             await asyncio.to_thread(service.wait_ready)
+        keeper.start()
         yield Cluster(engine, settings, ks, services, kafka_llm, database_url, otlp)
     finally:
+        stop_keeper.set()
+        if keeper.is_alive():
+            keeper.join()
         for service in services.values():
             service.stop()
         await engine.close()
@@ -132,7 +139,10 @@ async def cluster(
 
 @pytest.fixture
 async def project(cluster: Cluster) -> str:
-    """A fresh project holding the test group, so tests never see each other's memories."""
+    """A fresh project holding the test group, so tests never see each other's memories.
+    Every stage service is up when the test starts, whatever an earlier test left."""
+    for service in cluster.services.values():
+        await asyncio.to_thread(service.ensure_running)
     name = f"p-{uuid.uuid4().hex[:10]}"
     await cluster.engine.put_group(name, "kt", GROUP)
     return name

@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -31,6 +32,10 @@ class Service:
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
     replica: int = 1  # a second replica of a stage logs to its own files
+    # Stopped or killed by the test (not to be restarted), until it starts again.
+    down_on_purpose: bool = True
+    restarts: int = 0  # exits the cluster's keeper restarted, as compose would
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def log_name(self) -> str:
@@ -38,6 +43,11 @@ class Service:
         return f"{self.name}{suffix}.{self.starts}.log"
 
     def start(self) -> None:
+        with self._lock:
+            self._start()
+
+    def _start(self) -> None:
+        self.down_on_purpose = False
         self.starts += 1
         log = open(self.log_dir / self.log_name, "wb")
         env = {**self.env, "MNEMO_METRICS_PORT": str(self.metrics_port)}
@@ -48,10 +58,31 @@ class Service:
 
     def kill9(self) -> None:
         assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
+        with self._lock:
+            self.down_on_purpose = True
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def restart_if_exited(self) -> bool:
+        """Start the service again if it exited on its own (a crash, or the recovery
+        watchdog's exit), as compose's `restart: unless-stopped` does."""
+        with self._lock:
+            if self.down_on_purpose or self.proc is None or self.proc.poll() is None:
+                return False
+            self.restarts += 1
+            self._start()
+            return True
+
+    def ensure_running(self) -> None:
+        """Start the service if it is not running (a test that failed before restarting
+        what it stopped), and wait until it is ready: each test starts with every stage up."""
+        with self._lock:
+            if self.proc is None or self.proc.poll() is not None:
+                self._start()
+        self.wait_ready()
 
     def stop(self) -> None:
+        self.down_on_purpose = True
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -85,6 +116,13 @@ class Service:
         return "\n".join(text.splitlines()[-lines:])
 
 
+def keep_up(services: list[Service], stop: threading.Event) -> None:
+    """Restart services that exit on their own until `stop` is set (a thread's body)."""
+    while not stop.wait(1.0):
+        for service in services:
+            service.restart_if_exited()
+
+
 def stage_env(database_url: str, llm_url: str, prefix: str, data_dir: Path) -> dict[str, str]:
     return {
         **os.environ,
@@ -102,4 +140,5 @@ def stage_env(database_url: str, llm_url: str, prefix: str, data_dir: Path) -> d
         "MNEMO_KAFKA_BUFFER_TICK_SECONDS": "0.3",
         "MNEMO_KAFKA_LAG_INTERVAL_SECONDS": "1",
         "MNEMO_KAFKA_TRANSIENT_BACKOFF_SECONDS": "0.5",
+        "MNEMO_KAFKA_RECOVERY_STALL_SECONDS": "20",
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,6 +17,20 @@ pytestmark = pytest.mark.kafka
 USERS, PER_ROUND = 5, 10
 
 
+def spans_of(cluster: Cluster, run_id: str) -> list[str]:
+    """Every span the stages exported that names the run: which stage took which record."""
+    found = sorted(
+        (s for s in cluster.traces.spans() if run_id in (s.attributes.get("mnemo.run_ids") or ())),
+        key=lambda s: s.start_ns,
+    )
+    return [
+        f"  span {datetime.fromtimestamp(s.start_ns / 1e9, UTC):%H:%M:%S.%f} {s.service} "
+        f"{s.name} error={s.error} "
+        + " ".join(f"{k}={v}" for k, v in s.attributes.items() if k != "mnemo.run_ids")
+        for s in found
+    ]
+
+
 async def stuck_runs(cluster: Cluster, project: str, run_ids: list[str]) -> str:
     """What a failure needs to be understood: each unfinished run, and every warning or
     error any start of any stage logged (a tail shows only the last start's)."""
@@ -24,6 +39,7 @@ async def stuck_runs(cluster: Cluster, project: str, run_ids: list[str]) -> str:
         run = await cluster.engine.get_run(project, run_id)
         if run.status != RunState.completed:
             lines.append(f"stuck: {run.model_dump_json()[:600]}")
+            lines += spans_of(cluster, run_id)
     for log in sorted(next(iter(cluster.services.values())).log_dir.glob("*.log")):
         text = log.read_text(errors="replace")
         noted = [
@@ -38,7 +54,9 @@ async def test_kill_9_of_each_stage_loses_nothing_and_commits_nothing_twice(
     cluster: Cluster, project: str
 ) -> None:
     engine, llm = cluster.engine, cluster.llm
-    llm.delay_seconds = 0.05  # keep records in flight when the kill lands
+    # Each LLM call takes 0.5 s, so the kill (0.3 s after a round's adds) lands while that
+    # round's records are in flight, however fast the machine.
+    llm.delay_seconds = 0.5
     run_ids: list[str] = []
     try:
         for round_, name in enumerate(STAGES):
@@ -59,6 +77,8 @@ async def test_kill_9_of_each_stage_loses_nothing_and_commits_nothing_twice(
         raise AssertionError(f"{exc}\n{stuck}\n{service_logs(cluster)}") from exc
     finally:
         llm.delay_seconds = 0.0
+        for service in cluster.services.values():  # one killed when an assertion failed
+            await asyncio.to_thread(service.ensure_running)
     created: Counter[str] = Counter()
     for run_id in run_ids:
         run = await engine.get_run(project, run_id)

@@ -31,6 +31,7 @@ class ReceivedSpan:
     attributes: dict[str, Any]
     links: tuple[int, ...]  # linked trace ids
     error: bool
+    start_ns: int = 0  # unix time in nanoseconds
 
 
 def _value(v: Any) -> Any:
@@ -95,6 +96,7 @@ class OtlpReceiver:
                             attributes={a.key: _value(a.value) for a in s.attributes},
                             links=tuple(int.from_bytes(link.trace_id, "big") for link in s.links),
                             error=s.status.code == 2,
+                            start_ns=s.start_time_unix_nano,
                         )
                     )
         with self._lock:

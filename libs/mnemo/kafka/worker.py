@@ -12,6 +12,7 @@ import faust
 
 from mnemo.kafka.channels import ensure_channels
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.watchdog import watch_recovery
 from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 from mnemo.tracing.setup import configure as configure_tracing
@@ -41,4 +42,8 @@ def run_service(create: Callable[[Settings], Stage]) -> None:
     loop.run_until_complete(stage.rt.open())
     log.info("%s: ready; joining consumer group %s", stage.rt.service, stage.app.conf.id)
     worker = faust.Worker(stage.app, loop=loop, loglevel="INFO", quiet=True)
+    limit = settings.kafka.recovery_stall_seconds
+    # Held in this frame for the worker's life: the loop keeps only weak task references.
+    watchdog = loop.create_task(watch_recovery(stage.app, stage.rt.service, limit))
     worker.execute_from_commandline()
+    watchdog.cancel()
