@@ -12,6 +12,7 @@ from mnemo.domain.memory import RunState
 from tests.kafka.conftest import Cluster, service_logs
 from tests.kafka.helpers import add, memories, statuses, wait_all
 from tests.kafka.services import STAGES
+from tests.kafka.trail import record_trail
 
 pytestmark = pytest.mark.kafka
 USERS, PER_ROUND = 5, 10
@@ -35,11 +36,15 @@ async def stuck_runs(cluster: Cluster, project: str, run_ids: list[str]) -> str:
     """What a failure needs to be understood: each unfinished run, and every warning or
     error any start of any stage logged (a tail shows only the last start's)."""
     lines = []
+    unfinished = []
     for run_id in run_ids:
         run = await cluster.engine.get_run(project, run_id)
         if run.status != RunState.completed:
+            unfinished.append(run_id)
             lines.append(f"stuck: {run.model_dump_json()[:600]}")
             lines += spans_of(cluster, run_id)
+    if unfinished:
+        lines += await record_trail(cluster.ks, unfinished)
     for log in sorted(next(iter(cluster.services.values())).log_dir.glob("*.log")):
         text = log.read_text(errors="replace")
         noted = [
