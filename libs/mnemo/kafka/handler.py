@@ -19,15 +19,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from faust.types import TP
+
 from mnemo import metrics
 from mnemo.core.budget import time_budget
 from mnemo.core.failures import Backoff, describe, is_transient
 from mnemo.domain.memory import RunState
 from mnemo.events.channels import ChannelKind
 from mnemo.kafka import metrics as kmetrics
+from mnemo.kafka.continuity import Continuity, holds_records
 from mnemo.kafka.dlqops import REPLAY_HEADER
 from mnemo.kafka.lanes import Lanes
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.watchdog import leave
 from mnemo.stages.failures import dead_letter
 from mnemo.stages.routing import Emit
 from mnemo.tracing import spans
@@ -82,10 +86,13 @@ Route = Callable[[Incoming], tuple[Work, bool]]
 async def consume(rt: Runtime, stream: Any, route: Route) -> None:
     """Process an agent's stream: each record through `handle`, scope keys concurrently."""
     lanes = Lanes(rt.ks.concurrency, rt.ks.concurrency * LOOKAHEAD)
+    continuity = Continuity()
     try:
         async for event in stream.noack().events():
             incoming = Incoming.of(event)
             work, is_data = route(incoming)
+            if is_data:  # a skipped tick loses nothing: the next one does its work
+                await in_sequence(rt, continuity, incoming)
             tp = (incoming.topic, incoming.partition)
             key = (incoming.key or "") if is_data else None
             await lanes.submit(
@@ -94,6 +101,21 @@ async def consume(rt: Runtime, stream: Any, route: Route) -> None:
             )  # fmt: skip
     finally:
         await lanes.close()
+
+
+async def in_sequence(rt: Runtime, continuity: Continuity, incoming: Incoming) -> None:
+    """Restart the stage if faust skipped records before this one (`mnemo.kafka.continuity`)."""
+    tp = TP(incoming.topic, incoming.partition)
+    # faust 0.15.3's own record of the committed offsets, set when partitions are assigned.
+    committed = getattr(rt.app.consumer, "_committed_offset", {}).get(tp)
+    generation = rt.app.consumer_generation_id
+    hole = continuity.hole(tp, incoming.offset, generation, committed)
+    if hole is None:
+        return
+    where = (incoming.topic, incoming.partition, hole, incoming.offset)
+    if await holds_records(rt.ks.bootstrap_servers, *where):
+        leave(f"{rt.service}: faust skipped {where[0]}[{where[1]}] offsets {hole}..{where[3] - 1}")
+    continuity.take(tp, incoming.offset)
 
 
 def _runner(rt: Runtime, incoming: Incoming, work: Work, is_data: bool) -> Callable[[], Any]:

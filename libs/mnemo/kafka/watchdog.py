@@ -16,7 +16,7 @@ import asyncio
 import logging
 import os
 from dataclasses import dataclass
-from typing import cast
+from typing import NoReturn, cast
 
 import faust
 from faust.tables.manager import TableManager
@@ -55,12 +55,16 @@ async def watch_recovery(app: faust.App, service: str, limit_seconds: float) -> 
         recovery = cast(TableManager, app.tables).recovery
         remaining = recovery.active_remaining_total() if recovery.in_recovery else 0
         if stall.observe(recovery.in_recovery, remaining, loop.time()):
-            log.error(
-                "%s: table recovery read nothing for %.0f s (%d changelog records left); "
-                "exiting so that the supervisor restarts this stage",
-                service, limit_seconds, remaining,
-            )  # fmt: skip
-            logging.shutdown()
-            # Not sys.exit: a stalled faust worker may never finish stopping. Nothing is
-            # lost: offsets are committed only below finished records.
-            os._exit(STALLED_EXIT_CODE)
+            leave(
+                f"{service}: table recovery read nothing for {limit_seconds:.0f} s "
+                f"({remaining} changelog records left)"
+            )
+
+
+def leave(reason: str) -> NoReturn:
+    """End the stage at once for its supervisor to start it again."""
+    log.error("%s; exiting so that the supervisor restarts this stage", reason)
+    logging.shutdown()
+    # Not sys.exit: a stalled faust worker may never finish stopping. Nothing is lost:
+    # offsets are committed only below finished records.
+    os._exit(STALLED_EXIT_CODE)
