@@ -1,4 +1,5 @@
-"""Leaving a stage whose table recovery has stalled, so that its supervisor restarts it.
+"""Leaving a stage that cannot go on, so that its supervisor restarts it (`leave`); and the
+first reason to: a table recovery that has stalled (`watch_recovery`).
 
 After some rebalances faust-streaming's recovery waits forever for changelog records that
 its consumer never fetches ("No event received for active tp ... since recovery start";
@@ -23,7 +24,7 @@ from faust.tables.manager import TableManager
 
 log = logging.getLogger(__name__)
 CHECK_SECONDS = 2.0
-STALLED_EXIT_CODE = 75  # EX_TEMPFAIL: try again
+RESTART_EXIT_CODE = 75  # EX_TEMPFAIL: try again
 
 
 @dataclass
@@ -62,9 +63,9 @@ async def watch_recovery(app: faust.App, service: str, limit_seconds: float) -> 
 
 
 def leave(reason: str) -> NoReturn:
-    """End the stage at once for its supervisor to start it again."""
+    """End the stage at once for its supervisor to start it again. Nothing is lost: offsets
+    are committed only below finished records, and table state lives in the changelogs."""
     log.error("%s; exiting so that the supervisor restarts this stage", reason)
     logging.shutdown()
-    # Not sys.exit: a stalled faust worker may never finish stopping. Nothing is lost:
-    # offsets are committed only below finished records.
-    os._exit(STALLED_EXIT_CODE)
+    # Not sys.exit: a stalled faust worker may never finish stopping.
+    os._exit(RESTART_EXIT_CODE)
