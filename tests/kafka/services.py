@@ -70,6 +70,9 @@ class Service:
             if self.down_on_purpose or self.proc is None or self.proc.poll() is None:
                 return False
             self.restarts += 1
+            code = self.proc.returncode
+            with open(self.log_dir / "keeper.log", "a") as note:
+                note.write(f"{time.strftime('%H:%M:%S')} {self.log_name} exited {code}\n")
             self._start()
             return True
 

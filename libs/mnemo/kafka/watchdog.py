@@ -65,7 +65,10 @@ async def watch_recovery(app: faust.App, service: str, limit_seconds: float) -> 
 def leave(reason: str) -> NoReturn:
     """End the stage at once for its supervisor to start it again. Nothing is lost: offsets
     are committed only below finished records, and table state lives in the changelogs."""
-    log.error("%s; exiting so that the supervisor restarts this stage", reason)
+    message = f"{reason}; exiting so that the supervisor restarts this stage"
+    log.error("%s", message)
     logging.shutdown()
+    # Also straight to stderr: faust's log handlers may buffer, and os._exit flushes nothing.
+    os.write(2, f"[mnemo] {message}\n".encode())
     # Not sys.exit: a stalled faust worker may never finish stopping.
     os._exit(RESTART_EXIT_CODE)
