@@ -102,7 +102,12 @@ class Service:
         """Until /healthz answers: dependencies open, group joined, tables recovered."""
         deadline = time.monotonic() + timeout
         while True:
-            assert self.proc is not None and self.proc.poll() is None, self.tail()
+            if self.proc is None or self.proc.poll() is not None:
+                # exited on its own (e.g. a stage leaving for a restart): start it, as the
+                # cluster's keeper would; stopped or killed by the test: not ready
+                restarted = self.restart_if_exited()
+                alive = self.proc is not None and self.proc.poll() is None  # or the keeper did
+                assert restarted or alive, self.tail()
             try:
                 url = f"http://127.0.0.1:{self.metrics_port}/healthz"
                 with urllib.request.urlopen(url, timeout=5) as response:
