@@ -34,7 +34,6 @@ class Service:
     replica: int = 1  # a second replica of a stage logs to its own files
     # Stopped or killed by the test (not to be restarted), until it starts again.
     down_on_purpose: bool = True
-    restarts: int = 0  # exits the cluster's keeper restarted, as compose would
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -69,7 +68,6 @@ class Service:
         with self._lock:
             if self.down_on_purpose or self.proc is None or self.proc.poll() is None:
                 return False
-            self.restarts += 1
             code = self.proc.returncode
             with open(self.log_dir / "keeper.log", "a") as note:
                 note.write(f"{time.strftime('%H:%M:%S')} {self.log_name} exited {code}\n")

@@ -9,23 +9,13 @@ import asyncio
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
-from mnemo.events.channels import ChannelKind
-from mnemo.kafka.channels import channel_names
+from mnemo.kafka.lag import stage_groups
 from mnemo.settings import KafkaSettings
-
-# The channel a stage consumes (its group's committed offsets are read on it).
-CONSUMERS = {
-    ChannelKind.raw: "extractor",
-    ChannelKind.extracted: "buffer",
-    ChannelKind.batches: "transformer",
-    ChannelKind.drafts: "committer",
-    ChannelKind.status: "committer",
-}
 
 
 async def record_trail(ks: KafkaSettings, run_ids: list[str]) -> list[str]:
-    names = channel_names(ks)
-    topics = {names.name(kind): service for kind, service in CONSUMERS.items()}
+    # topic -> the stage group consuming it (whose committed offsets are read on it)
+    topics = {t: group for group, ts in stage_groups(ks).items() for t in ts}
     tps = [TopicPartition(t, p) for t in topics for p in range(ks.partitions)]
     consumer = AIOKafkaConsumer(bootstrap_servers=ks.bootstrap_servers, enable_auto_commit=False)
     admin = AIOKafkaAdminClient(bootstrap_servers=ks.bootstrap_servers)
@@ -47,7 +37,7 @@ async def record_trail(ks: KafkaSettings, run_ids: list[str]) -> list[str]:
                 ]  # fmt: skip
         lines = []
         for tp, offset in found:
-            group = ks.group_id(topics[tp.topic])
+            group = topics[tp.topic]
             committed = await admin.list_consumer_group_offsets(group, partitions=[tp])
             mark = committed.get(tp)
             lines.append(

@@ -112,10 +112,10 @@ async def in_sequence(rt: Runtime, continuity: Continuity, incoming: Incoming) -
     hole = continuity.hole(tp, incoming.offset, generation, committed)
     if hole is None:
         return
-    where = (incoming.topic, incoming.partition, hole, incoming.offset)
-    if await holds_records(rt.ks.bootstrap_servers, *where):
-        leave(f"{rt.service}: faust skipped {where[0]}[{where[1]}] offsets {hole}..{where[3] - 1}")
-    continuity.take(tp, incoming.offset)
+    topic, partition, offset = incoming.topic, incoming.partition, incoming.offset
+    if await holds_records(rt.ks.bootstrap_servers, topic, partition, hole, offset):
+        leave(f"{rt.service}: faust skipped {topic}[{partition}] offsets {hole}..{offset - 1}")
+    continuity.take(tp, offset)
 
 
 def _runner(rt: Runtime, incoming: Incoming, work: Work, is_data: bool) -> Callable[[], Any]:
