@@ -16,6 +16,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from sqlalchemy import text
 
 from mnemo.domain.erasure import STOPPED_RUN_ERROR
 from mnemo.domain.memory import RunState
@@ -53,6 +54,18 @@ DAILY = {
         {"id": "commit", "kind": "commit"},
     ]},
 }  # fmt: skip
+
+
+async def run_rows(cluster: Cluster, run_ids: list[str]) -> list[tuple[Any, ...]]:
+    """What an erase looks at in each run row (for a failure's message)."""
+    query = text(
+        "SELECT run_id, user_id, admitted_seq, status, redaction, admitted_at FROM runs"
+        " WHERE run_id = ANY(:ids) ORDER BY admitted_seq"
+    )
+    async with cluster.engine.db.connect() as conn:
+        seq = (await conn.execute(text("SELECT last_value FROM run_admission_seq"))).scalar()
+        rows = [tuple(r) for r in await conn.execute(query, {"ids": run_ids})]
+    return [("run_admission_seq last_value", seq), *rows]
 
 
 def token() -> str:
@@ -138,7 +151,11 @@ async def test_erase_with_queued_runs_pending_buffers_and_a_replay(
         before = {(h.table, h.column) for h in await scan.find(cluster.engine.db, needles)}
         assert {("runs", "raw_input"), ("runs", "user_id"), ("memories", "content")} <= before
         report = await cluster.engine.erase_user(project, victim)
-        assert (report.memories, report.runs_redacted) == (2, 6), report
+        victims = [*done[:2], waiting[0], waiting[2], *queued]
+        assert (report.memories, report.runs_redacted) == (2, 6), (
+            report,
+            await run_rows(cluster, victims),
+        )
         assert report.runs_stopped == 4, report  # two in buffers, two queued
     finally:
         extractor.start()
