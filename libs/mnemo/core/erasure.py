@@ -36,9 +36,9 @@ async def erase_user(
 ) -> ErasureReport:
     """Erase the (normalized) user's data in `project`; returns what was removed."""
     position = await transport.raw_log_position()
-    seq = await _record_tombstone(db, project, user_id, position, clock)
+    seq, seen = await _record_tombstone(db, project, user_id, position, clock)
     async with db.begin() as tx:
-        report = await erasure.erase_user(tx, project, user_id, seq, clock.now())
+        report = await erasure.erase_user(tx, project, user_id, seq, clock.now(), seen)
     log.info("erased a user of project %s: %s", project, report.model_dump())
     return report
 
@@ -49,14 +49,16 @@ async def _record_tombstone(
     user_id: str,
     position: dict[str, object] | None,
     clock: Clock,
-) -> int:
-    """Commit the tombstone; a deadlock with pipeline transactions (which Postgres resolves
-    by aborting one side) or a dropped connection is retried."""
+) -> tuple[int, dict[str, str]]:
+    """Commit the tombstone, with the user's runs it covers as they stood then (run id ->
+    status: `mnemo.store.erasure` says why); a deadlock with pipeline transactions (which
+    Postgres resolves by aborting one side) or a dropped connection is retried."""
     backoff = Backoff(0.05, cap=1.0)
     for attempt in range(1, TOMBSTONE_ATTEMPTS + 1):
         try:
             async with db.begin() as tx:
-                return await tombstones.record(tx, project, user_id, position, clock.now())
+                seq = await tombstones.record(tx, project, user_id, position, clock.now())
+                return seq, await erasure.runs_before(tx, project, user_id, seq)
         except Exception as exc:
             if attempt == TOMBSTONE_ATTEMPTS or not is_transient(exc):
                 raise

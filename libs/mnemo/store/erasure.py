@@ -5,6 +5,13 @@ so every pipeline transaction that could still write the user's data has either 
 (and is seen here) or will see the tombstone. Rows an in-flight transaction holds locked
 (a bus record being processed, buffer items being flushed) are skipped, not waited for:
 that transaction meets the tombstone when it persists and drops them itself.
+
+Pipeline transactions that meet the tombstone redact the runs they hold (a buffer sweep, a
+stage taking an erased user's record), and may do so while the erase is still running. A
+redacted run no longer names its user, so the erase takes the user's runs from two reads:
+one in the tombstone's own transaction (`runs_before`, before anything else can see the
+tombstone) and one in its own. Its report then counts every run it covers whoever redacted
+it first, and what those runs wrote is found through their ids.
 """
 
 from __future__ import annotations
@@ -34,19 +41,31 @@ OPEN_STATES = (RunState.running.value, RunState.in_buffer.value)
 ERASED_SCOPE_KEY = "erased"  # a redacted run's scope key (the real one hashes the user id)
 
 
+async def runs_before(
+    conn: AsyncConnection, project: str, user_id: str, seq: int
+) -> dict[str, str]:
+    """The user's runs admitted before the erase numbered `seq`: run id -> status."""
+    found = await conn.execute(
+        select(runs.c.run_id, runs.c.status).where(
+            runs.c.project == project, runs.c.user_id == user_id, runs.c.admitted_seq < seq
+        )
+    )
+    return {r.run_id: r.status for r in found}
+
+
 async def erase_user(
-    conn: AsyncConnection, project: str, user_id: str, seq: int, now: datetime
+    conn: AsyncConnection,
+    project: str,
+    user_id: str,
+    seq: int,
+    now: datetime,
+    seen: Mapping[str, str] | None = None,
 ) -> ErasureReport:
     """Remove the memories, versions, drafts, buffer items and queued bus records of the
-    user's runs admitted before the erase numbered `seq`, and redact those runs."""
-    found = (
-        await conn.execute(
-            select(runs.c.run_id, runs.c.status).where(
-                runs.c.project == project, runs.c.user_id == user_id, runs.c.admitted_seq < seq
-            )
-        )
-    ).all()
-    run_ids = [r.run_id for r in found]
+    user's runs admitted before the erase numbered `seq`, and redact those runs. `seen`:
+    the runs `runs_before` found in the tombstone's transaction (see the module doc)."""
+    covered = {**await runs_before(conn, project, user_id, seq), **(seen or {})}
+    run_ids = list(covered)
     owned = memories.c.user_id == user_id
     if run_ids:  # shared (not user-scoped) memories that the user's adds wrote
         owned = or_(owned, memories.c.run_ids.overlap(cast(run_ids, ARRAY(String))))
@@ -79,35 +98,23 @@ async def erase_user(
     report.bus_records = await _delete_unlocked(conn, bus_records, _bus_records_of(run_ids))
     await forget_memories(conn, memory_ids)  # memory over time: links, recalls, gate decisions
     await forget_user(conn, project, user_id)
-    report.runs_redacted, report.runs_stopped = await redact_erased_runs(
-        conn, run_ids, now, open_runs={r.run_id for r in found if r.status in OPEN_STATES}
-    )
+    await redact_erased_runs(conn, run_ids, now)
+    # Every covered run ends redacted, by this erase or by a transaction that met its
+    # tombstone a moment before; the open ones end failed.
+    report.runs_redacted = len(run_ids)
+    report.runs_stopped = sum(status in OPEN_STATES for status in covered.values())
     return report
 
 
 async def redact_erased_runs(
-    conn: AsyncConnection,
-    run_ids: Collection[str],
-    now: datetime,
-    open_runs: Collection[str] | None = None,
-) -> tuple[int, int]:
+    conn: AsyncConnection, run_ids: Collection[str], now: datetime
+) -> None:
     """Empty the runs' content (input, user, properties, error) and mark them erased; runs
-    still open end `failed` with the reason. Runs redacted before are left as they are.
-    Returns (runs redacted, runs stopped)."""
+    still open end `failed` with the reason. Runs redacted before are left as they are."""
     if not run_ids:
-        return 0, 0
-    if open_runs is None:
-        open_runs = set(
-            (
-                await conn.execute(
-                    select(runs.c.run_id).where(
-                        runs.c.run_id.in_(list(run_ids)), runs.c.status.in_(OPEN_STATES)
-                    )
-                )
-            ).scalars()
-        )
+        return
     is_open = runs.c.status.in_(OPEN_STATES)
-    result = await conn.execute(
+    await conn.execute(
         update(runs)
         .where(
             runs.c.run_id.in_(list(run_ids)),
@@ -130,7 +137,6 @@ async def redact_erased_runs(
             updated_at=now,
         )
     )
-    return int(result.rowcount), len(open_runs)
 
 
 async def withdraw(
