@@ -100,9 +100,12 @@ async def erase_user(
     await forget_user(conn, project, user_id)
     await redact_erased_runs(conn, run_ids, now)
     # Every covered run ends redacted, by this erase or by a transaction that met its
-    # tombstone a moment before; the open ones end failed.
-    report.runs_redacted = len(run_ids)
-    report.runs_stopped = sum(status in OPEN_STATES for status in covered.values())
+    # tombstone a moment before (the open ones end failed), unless its row went meanwhile
+    # (an add the Kafka gateway refused).
+    kept = await conn.execute(select(runs.c.run_id).where(runs.c.run_id.in_(run_ids)))
+    redacted = set(kept.scalars())
+    report.runs_redacted = len(redacted)
+    report.runs_stopped = sum(covered[r] in OPEN_STATES for r in redacted)
     return report
 
 

@@ -65,6 +65,7 @@ async def add_memory(db: AsyncEngine, user: str | None, run_id: str) -> str:
 async def test_runs_redacted_by_a_sweep_mid_erase_are_still_covered(db: AsyncEngine) -> None:
     done = await add_run(db, "vic", RunState.completed)
     held = await add_run(db, "vic", RunState.in_buffer)
+    refused = await add_run(db, "vic", RunState.running)  # the Kafka gateway's 503, below
     theirs = await add_run(db, "ann", RunState.in_buffer)
     written = {await add_memory(db, "vic", done), await add_memory(db, None, done)}
     kept = await add_memory(db, "ann", theirs)
@@ -73,12 +74,13 @@ async def test_runs_redacted_by_a_sweep_mid_erase_are_still_covered(db: AsyncEng
     async with db.begin() as tx:
         seq = await tombstones.record(tx, "p", "vic", None, NOW)
         seen = await erasure.runs_before(tx, "p", "vic", seq)
-    assert seen == {done: "completed", held: "in_buffer"}
+    assert seen == {done: "completed", held: "in_buffer", refused: "running"}
     # A stage meets the tombstone before the erase's second transaction and redacts the
-    # runs it holds: they no longer name their user.
+    # runs it holds: they no longer name their user. And an add in flight is refused.
     async with db.begin() as tx:
         met = await tombstones.erased_among(tx, [done, held, theirs])
         await erasure.redact_erased_runs(tx, met, NOW)
+        assert await runs.refuse(tx, refused)
     assert met == {done, held}
     async with db.begin() as tx:
         assert await erasure.runs_before(tx, "p", "vic", seq) == {}
