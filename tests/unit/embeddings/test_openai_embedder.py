@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -18,13 +18,20 @@ def server() -> Iterator[ScriptedLLMServer]:
         yield scripted
 
 
+# Embedders a test made; each holds an aiohttp session, closed after the test.
+MADE: list[OpenAIEmbedder] = []
+
+
 @pytest.fixture(autouse=True)
-def clean(server: ScriptedLLMServer) -> None:
+async def clean(server: ScriptedLLMServer) -> AsyncIterator[None]:
     server.reset()
+    yield
+    while MADE:
+        await MADE.pop().aclose()
 
 
 def make_embedder(server: ScriptedLLMServer, model: str, dim: int = 64) -> OpenAIEmbedder:
-    return OpenAIEmbedder(
+    embedder = OpenAIEmbedder(
         base_url=server.base_url,
         api_key=None,
         model=model,
@@ -32,6 +39,8 @@ def make_embedder(server: ScriptedLLMServer, model: str, dim: int = 64) -> OpenA
         max_attempts=3,
         retry_wait_scale=0.0,
     )
+    MADE.append(embedder)
+    return embedder
 
 
 async def test_batches_keep_order_and_vectors_are_unit_length(server: ScriptedLLMServer) -> None:

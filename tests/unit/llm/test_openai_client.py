@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -23,6 +23,17 @@ def scripted() -> Iterator[ScriptedLLMServer]:
         yield server
 
 
+# Clients a test made; each holds an aiohttp session, closed after the test.
+MADE: list[OpenAICompatibleLLM] = []
+
+
+@pytest.fixture(autouse=True)
+async def close_clients() -> AsyncIterator[None]:
+    yield
+    while MADE:
+        await MADE.pop().aclose()
+
+
 @pytest.fixture
 def server(scripted: ScriptedLLMServer) -> Iterator[ScriptedLLMServer]:
     scripted.reset()
@@ -37,7 +48,7 @@ def make_llm(
     max_attempts: int = 4,
     timeout: float = 5.0,
 ) -> OpenAICompatibleLLM:
-    return OpenAICompatibleLLM(
+    llm = OpenAICompatibleLLM(
         base_url=server.base_url,
         api_key=API_KEY,
         model="scripted-model",
@@ -46,6 +57,8 @@ def make_llm(
         structured_output=mode,
         retry_wait_scale=0.0,
     )
+    MADE.append(llm)
+    return llm
 
 
 def extract_context() -> extract.Context:
@@ -182,6 +195,7 @@ async def test_connection_errors_are_retried_then_reported() -> None:
     llm = OpenAICompatibleLLM(
         base_url=base_url, api_key=None, model="m", max_attempts=2, retry_wait_scale=0.0
     )
+    MADE.append(llm)
     refused, timeouts = error_count("connection"), error_count("timeout")
 
     with pytest.raises(LLMError, match=r"failed after 2 attempts: connection error"):
