@@ -11,6 +11,7 @@ from mnemo.llm.base import LLM
 from mnemo.settings import Settings
 from mnemo.steps.base import Deps
 from mnemo.store.database import Database, connect
+from mnemo.store.embedder_identity import EmbedderMismatch
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +48,11 @@ async def open_deps(
                 embedder.dim,
                 pool_size,
                 settings.hnsw_ef_search,
+                embedder.label,
             )
             break
+        except EmbedderMismatch:
+            raise
         except Exception as exc:
             if attempt == connect_attempts:
                 raise

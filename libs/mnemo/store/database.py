@@ -13,10 +13,10 @@ from typing import Any
 import psutil
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from mnemo.store.data_dir import guard_pgserver_permissions, prepare_data_dir
+from mnemo.store.embedder_identity import check_embedder
 
 log = logging.getLogger(__name__)
 _MIGRATIONS = Path(__file__).parent / "migrations"
@@ -141,7 +141,11 @@ async def connect(
     embedding_dim: int,
     pool_size: int,
     hnsw_ef_search: int,
+    embedder_label: str | None = None,
 ) -> Database:
+    """Open the store (starting embedded Postgres without a URL, migrating to head) for a
+    process embedding with `embedder_label` (None: one that never embeds); a database whose
+    vectors another embedder made is refused (`store.embedder_identity`)."""
     embedded = None
     if database_url is None:
         embedded, database_url = await asyncio.to_thread(start_embedded, data_dir)
@@ -157,14 +161,11 @@ async def connect(
         # Every session, so reconciliation's lookups get the same recall as searches.
         connect_args={"options": f"-c hnsw.ef_search={int(hnsw_ef_search)}"},
     )
-    async with db.connect() as conn:
-        stored = (
-            await conn.execute(text("SELECT value FROM settings_meta WHERE key = 'embedding_dim'"))
-        ).scalar_one()
-    if int(stored) != embedding_dim:
-        await db.dispose()
-        raise RuntimeError(
-            f"the database stores {stored}-dimensional embeddings but the configured embedder "
-            f"makes {embedding_dim}; use the same embedder or a fresh database"
-        )
-    return Database(db=db, url=database_url, embedded=embedded)
+    database = Database(db=db, url=database_url, embedded=embedded)
+    try:
+        async with db.begin() as conn:
+            await check_embedder(conn, embedding_dim, embedder_label)
+    except BaseException:
+        await database.close()
+        raise
+    return database

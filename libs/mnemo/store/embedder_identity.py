@@ -1,0 +1,68 @@
+"""Which embedder made the stored vectors: one model per database.
+
+Vectors of two models share no space. A search with one model's query vector over another
+model's memories ranks by noise and fails nothing, so a changed embedder must be refused at
+start-up, not found out from bad answers. The vector size (`embedding_dim`, written by the
+first migration) catches a switch between models of different sizes; the embedder's label
+(`embedding_model`, recorded by the first process that connects with an embedder) catches
+one between models of the same size, such as two 384-dimensional encoders.
+
+A database from before labels were recorded gets the label of the first embedder that
+connects to it after the upgrade: the vector size already matched, and the stored vectors
+cannot tell which model made them.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+log = logging.getLogger(__name__)
+
+MOVE_HINT = (
+    "keep the embedder the memories were made with, or move them into a fresh database "
+    "with `mnemo export` (from a server running the old embedder) and "
+    "`mnemo import --memories` (into one running the new), which embeds them again"
+)
+
+
+class EmbedderMismatch(RuntimeError):
+    """The configured embedder is not the one that made the stored vectors. Not transient:
+    retrying the connection cannot fix it."""
+
+
+async def check_embedder(conn: AsyncConnection, dim: int, label: str | None) -> None:
+    """Refuse an embedder other than the database's. `label` None (a process that never
+    embeds, such as the replay commands) checks the vector size only."""
+    stored_dim = await _stored(conn, "embedding_dim")
+    if stored_dim is not None and int(stored_dim) != dim:
+        raise EmbedderMismatch(
+            f"the database stores {stored_dim}-dimensional embeddings but the configured "
+            f"embedder makes {dim}; {MOVE_HINT}"
+        )
+    if label is None:
+        return
+    inserted = await conn.execute(
+        text(
+            "INSERT INTO settings_meta (key, value) VALUES ('embedding_model', :label) "
+            "ON CONFLICT (key) DO NOTHING"
+        ),
+        {"label": label},
+    )
+    if inserted.rowcount:
+        log.info("database: vectors are made by %s from now on", label)
+        return
+    stored_label = await _stored(conn, "embedding_model")
+    if stored_label != label:
+        raise EmbedderMismatch(
+            f"the database's vectors were made by {stored_label} but the configured "
+            f"embedder is {label}; {MOVE_HINT}"
+        )
+
+
+async def _stored(conn: AsyncConnection, key: str) -> str | None:
+    query = text("SELECT value FROM settings_meta WHERE key = :key")
+    value = (await conn.execute(query, {"key": key})).scalar_one_or_none()
+    return None if value is None else str(value)

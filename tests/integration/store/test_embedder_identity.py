@@ -1,0 +1,86 @@
+"""One embedder per database: a process embedding with another model, of the same vector
+size or not, is refused at start-up with the way out; on real Postgres."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from mnemo.core.connect import open_deps
+from mnemo.embeddings.hashing import HashEmbedder
+from mnemo.llm.offline import OfflineLLM
+from mnemo.settings import Settings
+from mnemo.store.database import connect
+from mnemo.store.embedder_identity import EmbedderMismatch
+from tests.support.postgres import EmbeddedPostgres
+
+pytestmark = pytest.mark.integration
+
+
+async def open_with(url: str, tmp_path: Path, dim: int, label: str | None) -> None:
+    database = await connect(url, tmp_path, dim, 1, 40, label)
+    await database.close()
+
+
+async def stored_label(url: str, tmp_path: Path) -> str | None:
+    database = await connect(url, tmp_path, 384, 1, 40)
+    try:
+        async with database.db.connect() as conn:
+            query = text("SELECT value FROM settings_meta WHERE key = 'embedding_model'")
+            return (await conn.execute(query)).scalar_one_or_none()
+    finally:
+        await database.close()
+
+
+async def test_the_first_embedder_is_recorded_and_another_of_the_same_size_refused(
+    postgres: EmbeddedPostgres, tmp_path: Path
+) -> None:
+    url = postgres.new_database("identity")
+    await open_with(url, tmp_path, 384, "local:all-MiniLM-L6-v2")
+    await open_with(url, tmp_path, 384, "local:all-MiniLM-L6-v2")  # the same model: fine
+    await open_with(url, tmp_path, 384, None)  # a process that never embeds: fine
+
+    with pytest.raises(EmbedderMismatch) as refused:
+        await open_with(url, tmp_path, 384, "openai-compatible:all-minilm")
+    message = str(refused.value)
+    assert "made by local:all-MiniLM-L6-v2" in message
+    assert "configured embedder is openai-compatible:all-minilm" in message
+    assert "mnemo export" in message and "mnemo import --memories" in message
+    assert await stored_label(url, tmp_path) == "local:all-MiniLM-L6-v2"
+
+
+async def test_another_vector_size_is_refused_even_without_a_label(
+    postgres: EmbeddedPostgres, tmp_path: Path
+) -> None:
+    url = postgres.new_database("identity")
+    await open_with(url, tmp_path, 384, "hash:384")
+    with pytest.raises(EmbedderMismatch, match="stores 384-dimensional embeddings"):
+        await open_with(url, tmp_path, 768, None)
+
+
+async def test_a_database_from_before_labels_takes_the_first_embedder_after_the_upgrade(
+    postgres: EmbeddedPostgres, tmp_path: Path
+) -> None:
+    url = postgres.new_database("identity")
+    await open_with(url, tmp_path, 384, None)  # migrated; no embedder has connected
+    assert await stored_label(url, tmp_path) is None
+    await open_with(url, tmp_path, 384, "hash:384")
+    assert await stored_label(url, tmp_path) == "hash:384"
+
+
+async def test_start_up_fails_at_once_rather_than_retrying(
+    postgres: EmbeddedPostgres, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = postgres.new_database("identity")
+    await open_with(url, tmp_path, 384, "local:all-MiniLM-L6-v2")
+    settings = Settings(database_url=url, data_dir=tmp_path, embedding_provider="hash")
+    caplog.set_level(logging.WARNING, logger="mnemo.core.connect")
+    embedder = HashEmbedder(dim=384)
+    with pytest.raises(EmbedderMismatch, match="configured embedder is hash:384"):
+        await open_deps(
+            settings, pool_size=1, llm=OfflineLLM(embedder), embedder=embedder, connect_attempts=5
+        )
+    assert "retrying" not in caplog.text  # a waiting loop would only delay the same refusal
