@@ -3,7 +3,8 @@
 `python -m bench.retrieval --fusion-study` fetches, per question, both lists (40 deep, as
 hybrid mode does; `--study-depth`) from the store's vector and keyword search (raw BM25) and
 hands them here. Each variant fuses the same two lists, so the product's own `fuse` (first
-row) reproduces hybrid mode and the others are comparable with it. Bench only: the product
+row) reproduces hybrid mode and the others are comparable with it; `z55`..`z70` are the
+same fusion with more weight on the vector list (MNEMO_HYBRID_ALPHA). Bench only: the product
 ships one fusion (mnemo.store.search.fuse). `rsf75-squashed` is the former default.
 """
 
@@ -20,11 +21,19 @@ from mnemo.store.search import fuse
 Fusion = Callable[[Ranked, Ranked], Ranked]
 
 
-def _product(vector: Ranked, keyword: Ranked) -> Ranked:
+def z_fusion(alpha: float) -> Fusion:
+    """The product's fusion (mnemo.store.search.fuse) with `alpha` on the vector list."""
+
     def rows(pairs: Ranked) -> list[tuple[SimpleNamespace, float]]:
         return [(SimpleNamespace(id=i), s) for i, s in pairs]
 
-    return [(row.id, s) for row, s in fuse(rows(vector), rows(keyword), 0.5, max(KS))]
+    def fused(vector: Ranked, keyword: Ranked) -> Ranked:
+        return [(row.id, s) for row, s in fuse(rows(vector), rows(keyword), alpha, max(KS))]
+
+    return fused
+
+
+_product = z_fusion(0.5)
 
 
 def _sorted(scores: dict[str, float]) -> Ranked:
@@ -101,6 +110,10 @@ VARIANTS: dict[str, Fusion] = {
     "product": _product,
     "product@10": truncated(10),
     "product@20": truncated(20),
+    "z55": z_fusion(0.55),
+    "z60": z_fusion(0.6),
+    "z65": z_fusion(0.65),
+    "z70": z_fusion(0.7),
     "tail-z": tail_z(),
     "rsf75-squashed": rsf(0.75, squashed=True),
     "rsf25": rsf(0.25),
