@@ -13,6 +13,7 @@ from mnemo.cli.dlq import dlq_app
 from mnemo.cli.exporter import export_command
 from mnemo.cli.importer import import_command
 from mnemo.cli.mcp import mcp_command
+from mnemo.cli.reembed import reembed_command
 from mnemo.cli.remote import add_command, runs_command, search_command
 from mnemo.cli.replay import replay_command
 from mnemo.cli.serve import serve_command
@@ -35,6 +36,7 @@ app.add_typer(dlq_app, name="dlq")
 app.command("replay")(replay_command)
 app.command("mcp")(mcp_command)
 app.command("status")(status_command)
+app.command("reembed")(reembed_command)
 
 if __name__ == "__main__":
     app()

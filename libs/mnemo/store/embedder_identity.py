@@ -7,6 +7,7 @@ first migration) catches a switch between models of different sizes; the embedde
 (`embedding_model`, recorded by the first process that connects with an embedder) catches
 one between models of the same size, such as two 384-dimensional encoders.
 
+`mnemo reembed` (core/reembed.py) converts a database to another model of the same size.
 A database from before labels were recorded gets the label of the first embedder that
 connects to it after the upgrade: the vector size already matched, and the stored vectors
 cannot tell which model made them.
@@ -21,10 +22,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 log = logging.getLogger(__name__)
 
+# The label a database holds while `mnemo reembed` rewrites its vectors (core/reembed.py).
+PASS_PREFIX = "reembedding:"
 MOVE_HINT = (
     "keep the embedder the memories were made with, or move them into a fresh database "
     "with `mnemo export` (from a server running the old embedder) and "
     "`mnemo import --memories` (into one running the new), which embeds them again"
+)
+REEMBED_HINT = (
+    "configure the embedder the memories were made with again, or stop every mnemo process "
+    "and run `mnemo reembed` with the new one configured, which embeds them again in place"
 )
 
 
@@ -55,10 +62,15 @@ async def check_embedder(conn: AsyncConnection, dim: int, label: str | None) -> 
         log.info("database: vectors are made by %s from now on", label)
         return
     stored_label = await _stored(conn, "embedding_model")
+    if stored_label is not None and stored_label.startswith(PASS_PREFIX):
+        raise EmbedderMismatch(
+            f"`mnemo reembed` to {stored_label.removeprefix(PASS_PREFIX)} has not finished; "
+            "run it again (it resumes) before starting mnemo"
+        )
     if stored_label != label:
         raise EmbedderMismatch(
             f"the database's vectors were made by {stored_label} but the configured "
-            f"embedder is {label}; {MOVE_HINT}"
+            f"embedder is {label}; {REEMBED_HINT}"
         )
 
 

@@ -48,7 +48,7 @@ async def test_the_first_embedder_is_recorded_and_another_of_the_same_size_refus
     message = str(refused.value)
     assert "made by local:all-MiniLM-L6-v2" in message
     assert "configured embedder is openai-compatible:all-minilm" in message
-    assert "mnemo export" in message and "mnemo import --memories" in message
+    assert "mnemo reembed" in message
     assert await stored_label(url, tmp_path) == "local:all-MiniLM-L6-v2"
 
 

@@ -1,0 +1,116 @@
+"""Rows for `core.reembed`: stored vectors read and rewritten in id order, the pass's
+progress, and the embedder label the pass holds while it runs.
+
+Progress lives in `settings_meta` (`reembed_progress`: the target label, the table and the
+last id written), written in the same transaction as each batch, so an interrupted pass
+resumes after the last batch that committed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import bindparam, func, select, text, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from mnemo.store.schema import memories, memory_versions, settings_meta
+
+# The tables holding vectors, in the order a pass takes them.
+TABLES = ("memories", "memory_versions")
+_PROGRESS = "reembed_progress"
+_LABEL = "embedding_model"
+
+
+@dataclass(frozen=True)
+class Progress:
+    label: str  # the embedder the pass embeds with
+    table: str
+    after: str  # the last id written in `table` ("" before the first)
+
+
+async def other_connections(conn: AsyncConnection) -> int:
+    """Client connections to this database other than `conn` (a running mnemo process
+    holds at least one)."""
+    query = text(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+    )
+    return int((await conn.execute(query)).scalar_one())
+
+
+async def stored(conn: AsyncConnection, key: str) -> str | None:
+    query = select(settings_meta.c.value).where(settings_meta.c.key == key)
+    value = (await conn.execute(query)).scalar_one_or_none()
+    return None if value is None else str(value)
+
+
+async def put(conn: AsyncConnection, key: str, value: str) -> None:
+    await conn.execute(
+        text(
+            "INSERT INTO settings_meta (key, value) VALUES (:key, :value) "
+            "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+        ),
+        {"key": key, "value": value},
+    )
+
+
+async def set_label(conn: AsyncConnection, label: str) -> None:
+    await put(conn, _LABEL, label)
+
+
+async def progress(conn: AsyncConnection) -> Progress | None:
+    raw = await stored(conn, _PROGRESS)
+    return None if raw is None else Progress(**json.loads(raw))
+
+
+async def save_progress(conn: AsyncConnection, at: Progress | None) -> None:
+    if at is None:
+        await conn.execute(settings_meta.delete().where(settings_meta.c.key == _PROGRESS))
+    else:
+        await put(conn, _PROGRESS, json.dumps(at.__dict__))
+
+
+async def count(conn: AsyncConnection, table: str) -> int:
+    target = memories if table == "memories" else memory_versions
+    query = select(func.count()).select_from(target)
+    if table == "memory_versions":  # versions kept before 0006 have no vector to redo
+        query = query.where(memory_versions.c.embedding.is_not(None))
+    return int((await conn.execute(query)).scalar_one())
+
+
+async def batch(conn: AsyncConnection, table: str, after: str, limit: int) -> list[tuple[str, str]]:
+    """The next `limit` (id, content) pairs of `table` after id `after`, in id order."""
+    if table == "memories":
+        rows = await conn.execute(
+            select(memories.c.id, memories.c.content)
+            .where(memories.c.id > after)
+            .order_by(memories.c.id)
+            .limit(limit)
+        )
+        return [(row.id, row.content) for row in rows]
+    start = int(after) if after else 0
+    rows = await conn.execute(
+        select(memory_versions.c.id, memory_versions.c.content)
+        .where(memory_versions.c.id > start, memory_versions.c.embedding.is_not(None))
+        .order_by(memory_versions.c.id)
+        .limit(limit)
+    )
+    return [(str(row.id), row.content) for row in rows]
+
+
+async def write(
+    conn: AsyncConnection, table: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]
+) -> None:
+    target, key = (
+        (memories, memories.c.id)
+        if table == "memories"
+        else (memory_versions, memory_versions.c.id)
+    )
+    values: list[dict[str, object]] = [
+        {"row_id": i if table == "memories" else int(i), "vector": list(v)}
+        for i, v in zip(ids, vectors, strict=True)
+    ]
+    stmt = update(target).where(key == bindparam("row_id")).values(embedding=bindparam("vector"))
+    await conn.execute(stmt, values)
