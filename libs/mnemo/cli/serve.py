@@ -56,6 +56,7 @@ def serve_command(
     metrics_dir = multiprocess.prepare()
     from mnemo.cli.serving import GaveUp, serve
     from mnemo.logs import configure_logging
+    from mnemo.store.embedder_identity import EmbedderMismatch
     from mnemo.tracing.setup import TracingUnavailable, configure
 
     settings = settings_with(
@@ -74,7 +75,7 @@ def serve_command(
         raise typer.Exit(code=1) from exc
     try:
         asyncio.run(serve(settings))
-    except GaveUp as exc:
+    except (GaveUp, EmbedderMismatch) as exc:  # said in one line: no traceback helps here
         typer.echo(f"mnemo serve: {exc}", err=True)
         raise typer.Exit(code=1) from exc
     finally:
