@@ -23,7 +23,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.embeddings.base import Embedder
 from mnemo.store import reembedding
-from mnemo.store.embedder_identity import MOVE_HINT, PASS_PREFIX, EmbedderMismatch
+from mnemo.store.embedder_identity import (
+    MOVE_HINT,
+    PASS_PREFIX,
+    EmbedderMismatch,
+    stored_setting,
+)
 from mnemo.store.reembedding import TABLES, Progress
 
 log = logging.getLogger(__name__)
@@ -79,13 +84,13 @@ async def _begin(db: AsyncEngine, embedder: Embedder) -> _Start:
                 "and service using it first (a running one would keep writing vectors of "
                 "the old embedder)"
             )
-        dim = await reembedding.stored(conn, "embedding_dim")
+        dim = await stored_setting(conn, "embedding_dim")
         if dim is not None and int(dim) != embedder.dim:
             raise EmbedderMismatch(
                 f"the database stores {dim}-dimensional embeddings and {embedder.label} makes "
                 f"{embedder.dim}: another size cannot be converted in place; {MOVE_HINT}"
             )
-        previous = await reembedding.stored(conn, "embedding_model")
+        previous = await stored_setting(conn, "embedding_model")
         saved = await reembedding.progress(conn)
         if saved is not None and saved.label == embedder.label:
             return _Start(previous, saved)  # an interrupted pass to the same model

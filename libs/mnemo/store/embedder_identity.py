@@ -43,7 +43,7 @@ class EmbedderMismatch(RuntimeError):
 async def check_embedder(conn: AsyncConnection, dim: int, label: str | None) -> None:
     """Refuse an embedder other than the database's. `label` None (a process that never
     embeds, such as the replay commands) checks the vector size only."""
-    stored_dim = await _stored(conn, "embedding_dim")
+    stored_dim = await stored_setting(conn, "embedding_dim")
     if stored_dim is not None and int(stored_dim) != dim:
         raise EmbedderMismatch(
             f"the database stores {stored_dim}-dimensional embeddings but the configured "
@@ -61,7 +61,7 @@ async def check_embedder(conn: AsyncConnection, dim: int, label: str | None) -> 
     if inserted.rowcount:
         log.info("database: vectors are made by %s from now on", label)
         return
-    stored_label = await _stored(conn, "embedding_model")
+    stored_label = await stored_setting(conn, "embedding_model")
     if stored_label is not None and stored_label.startswith(PASS_PREFIX):
         raise EmbedderMismatch(
             f"`mnemo reembed` to {stored_label.removeprefix(PASS_PREFIX)} has not finished; "
@@ -74,7 +74,8 @@ async def check_embedder(conn: AsyncConnection, dim: int, label: str | None) -> 
         )
 
 
-async def _stored(conn: AsyncConnection, key: str) -> str | None:
+async def stored_setting(conn: AsyncConnection, key: str) -> str | None:
+    """A `settings_meta` value (None when absent)."""
     query = text("SELECT value FROM settings_meta WHERE key = :key")
     value = (await conn.execute(query, {"key": key})).scalar_one_or_none()
     return None if value is None else str(value)

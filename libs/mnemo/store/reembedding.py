@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from mnemo.store.embedder_identity import stored_setting
 from mnemo.store.schema import memories, memory_versions, settings_meta
 
 # The tables holding vectors, in the order a pass takes them.
@@ -40,12 +41,6 @@ async def other_connections(conn: AsyncConnection) -> int:
     return int((await conn.execute(query)).scalar_one())
 
 
-async def stored(conn: AsyncConnection, key: str) -> str | None:
-    query = select(settings_meta.c.value).where(settings_meta.c.key == key)
-    value = (await conn.execute(query)).scalar_one_or_none()
-    return None if value is None else str(value)
-
-
 async def put(conn: AsyncConnection, key: str, value: str) -> None:
     await conn.execute(
         text(
@@ -61,7 +56,7 @@ async def set_label(conn: AsyncConnection, label: str) -> None:
 
 
 async def progress(conn: AsyncConnection) -> Progress | None:
-    raw = await stored(conn, _PROGRESS)
+    raw = await stored_setting(conn, _PROGRESS)
     return None if raw is None else Progress(**json.loads(raw))
 
 
