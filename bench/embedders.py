@@ -196,9 +196,8 @@ DOCUMENT_PREFIX = {"e5-small-int8": "passage: "}
 
 
 class CandidateEmbedder:
-    """`Embedder` over a candidate. `embed` (what search calls) embeds queries, with the
-    model's query instruction if it has one; bench.retrieval stores documents through
-    `embed_documents`, with the model's passage prefix if it has one (e5)."""
+    """`Embedder` over a candidate: `embed` (memories) with the model's passage prefix if it
+    has one (e5), `embed_query` (searches) with its query instruction if it has one."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -210,10 +209,10 @@ class CandidateEmbedder:
         self._lock = asyncio.Lock()
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return await self._encode([self.prefix + t for t in texts])
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return await self._encode([self.document_prefix + t for t in texts])
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._encode([self.prefix + t for t in texts])
 
     async def _encode(self, texts: list[str]) -> list[list[float]]:
         async with self._lock:
@@ -234,13 +233,12 @@ class CachedEmbedder:
             self.cache = pickle.loads(path.read_bytes())
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return await self._cached("query", texts, self.inner.embed)
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        embed = getattr(self.inner, "embed_documents", self.inner.embed)
-        vectors = await self._cached("document", texts, embed)
+        vectors = await self._cached("document", texts, self.inner.embed)
         self.save()
         return vectors
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._cached("query", texts, self.inner.embed_query)
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

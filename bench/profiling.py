@@ -33,9 +33,15 @@ class TimedEmbedder:
         self.seconds, self.calls, self.texts = 0.0, 0, 0
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._timed(self.inner.embed, texts)
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._timed(self.inner.embed_query, texts)
+
+    async def _timed(self, call: Any, texts: Sequence[str]) -> list[list[float]]:
         started = time.perf_counter()
         try:
-            vectors: list[list[float]] = await self.inner.embed(texts)
+            vectors: list[list[float]] = await call(texts)
             return vectors
         finally:
             self.seconds += time.perf_counter() - started

@@ -136,13 +136,11 @@ async def load(engine: Engine, data: Dataset) -> None:
     """Commit every document as a memory of its user, through the commit step's code."""
     group = await engine.put_group(PROJECT, "default", GROUP)
     embedder = engine.deps.embedder
-    # Bench candidates with a query instruction embed documents without it.
-    embed_documents = getattr(embedder, "embed_documents", embedder.embed)
     for user, docs in data.documents.items():
         for first in range(0, len(docs), COMMIT_BATCH):
             batch = docs[first : first + COMMIT_BATCH]
             contents = [text for _, text in batch]
-            vectors = await embed_documents(contents)
+            vectors = await embedder.embed(contents)
             candidates = [
                 Candidate(
                     content=text,

@@ -167,6 +167,10 @@ class Settings(BaseSettings):
     embedding_base_url: str | None = None
     embedding_api_key: SecretStr | None = None
     embedding_dim: int = Field(default=384, ge=8, le=4096)
+    # For `openai`: put in front of search queries / of every other text, for models trained
+    # with such instructions (nomic-embed-text: "search_query: " / "search_document: ").
+    embedding_query_prefix: str = Field(default="", max_length=200)
+    embedding_document_prefix: str = Field(default="", max_length=200)
 
     # Pipeline execution.
     workers: int = Field(default=16, ge=1, le=512)

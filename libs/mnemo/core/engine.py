@@ -212,7 +212,7 @@ class Engine:
         query = memory_query(project, group, request, self.settings.limits)
 
         async def embed_query() -> list[float]:
-            return (await self.deps.embedder.embed([query.text]))[0]
+            return (await self.deps.embedder.embed_query([query.text]))[0]
 
         found = await search_store.search(
             self.db,

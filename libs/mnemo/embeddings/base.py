@@ -12,5 +12,11 @@ class Embedder(Protocol):
     label: str
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit-length vector per text, in order. Cosine similarity = dot product."""
+        """One unit-length vector per text, in order, for texts that are stored or compared
+        with stored ones (memories, drafts). Cosine similarity = dot product."""
+        ...
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of search queries, in the space of `embed`. Models trained with a query
+        instruction (e5, bge, nomic-embed-text) add it here; others embed as `embed`."""
         ...

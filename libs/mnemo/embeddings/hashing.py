@@ -73,3 +73,6 @@ class HashEmbedder:
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return [hash_embedding(text, self.dim) for text in texts]
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self.embed(texts)

@@ -89,6 +89,10 @@ class LocalEmbedder:
         # Copies, so a caller mutating its vectors cannot corrupt the cache.
         return [list(found[text]) for text in texts]
 
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        """all-MiniLM-L6-v2 has no query instruction: queries embed as memories do."""
+        return await self.embed(texts)
+
     async def warm_up(self) -> None:
         """Load the model now rather than on the first `embed` call."""
         await self._loaded_model()

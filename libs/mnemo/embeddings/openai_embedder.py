@@ -53,11 +53,19 @@ class OpenAIEmbedder:
         timeout: float = 60.0,
         max_attempts: int = 4,
         retry_wait_scale: float = 1.0,
+        query_prefix: str = "",
+        document_prefix: str = "",
     ) -> None:
-        """`retry_wait_scale` multiplies every backoff wait; tests pass 0 to retry at once."""
+        """`retry_wait_scale` multiplies every backoff wait; tests pass 0 to retry at once.
+        `query_prefix` / `document_prefix` go in front of every search query / every other
+        text, for models trained with them (nomic-embed-text: "search_query: " and
+        "search_document: "). They change the vectors, so they are part of the label."""
         self.model = model
         self.dim = dim
         self.label = f"openai-compatible:{model}"
+        if query_prefix or document_prefix:
+            self.label += f" (query {query_prefix!r}, document {document_prefix!r})"
+        self._query_prefix, self._document_prefix = query_prefix, document_prefix
         self.max_attempts = max_attempts
         self._api_key = api_key
         self._retry_wait_scale = retry_wait_scale
@@ -76,6 +84,8 @@ class OpenAIEmbedder:
             dim=settings.embedding_dim,
             timeout=settings.llm_timeout_seconds,
             max_attempts=settings.llm_max_attempts,
+            query_prefix=settings.embedding_query_prefix,
+            document_prefix=settings.embedding_document_prefix,
         )
 
     async def aclose(self) -> None:
@@ -83,9 +93,15 @@ class OpenAIEmbedder:
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit-length vector per text, in order. Raises EmbeddingError on failure."""
+        return await self._embed_all([self._document_prefix + text for text in texts])
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._embed_all([self._query_prefix + text for text in texts])
+
+    async def _embed_all(self, texts: list[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), BATCH_SIZE):
-            vectors.extend(await self._embed_batch(list(texts[start : start + BATCH_SIZE])))
+            vectors.extend(await self._embed_batch(texts[start : start + BATCH_SIZE]))
         return vectors
 
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:

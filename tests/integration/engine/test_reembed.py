@@ -45,6 +45,9 @@ class SaltedEmbedder:
             raise ConnectionError("embedding server went away")
         return [self.vector(t) for t in texts]
 
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self.embed(texts)
+
 
 @pytest.fixture
 async def settings(

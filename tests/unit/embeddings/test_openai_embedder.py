@@ -85,3 +85,38 @@ async def test_exhausted_retries_raise_a_readable_error(server: ScriptedLLMServe
 
     with pytest.raises(EmbeddingError, match=r"failed after 3 attempts: 503 Service Unavailable"):
         await make_embedder(server, "text-embedding-3-small").embed(["hello"])
+
+
+async def test_prefixes_go_in_front_of_queries_and_of_everything_else(
+    server: ScriptedLLMServer,
+) -> None:
+    embedder = OpenAIEmbedder(
+        base_url=server.base_url, api_key=None, model="nomic-embed-text", dim=64,
+        query_prefix="search_query: ", document_prefix="search_document: ",
+    )  # fmt: skip
+    MADE.append(embedder)
+    server.embedding_dim = 64
+    try:
+        stored = await embedder.embed(["ana keeps bees"])
+        asked = await embedder.embed_query(["who keeps bees?"])
+    finally:
+        server.embedding_dim = 384
+
+    inputs = [call["input"] for call in server.embedding_calls]
+    assert inputs == [["search_document: ana keeps bees"], ["search_query: who keeps bees?"]]
+    assert stored[0] == pytest.approx(hash_embedding("search_document: ana keeps bees", 64))
+    assert asked[0] == pytest.approx(hash_embedding("search_query: who keeps bees?", 64))
+    # Prefixes change the vectors, so a database made without them refuses this embedder.
+    assert embedder.label == (
+        "openai-compatible:nomic-embed-text (query 'search_query: ', document 'search_document: ')"
+    )
+
+
+async def test_without_prefixes_queries_embed_as_memories_and_the_label_is_the_model(
+    server: ScriptedLLMServer,
+) -> None:
+    embedder = make_embedder(server, "text-embedding-3-small")
+
+    assert await embedder.embed_query(["hello"]) == await embedder.embed(["hello"])
+    assert [call["input"] for call in server.embedding_calls] == [["hello"], ["hello"]]
+    assert embedder.label == "openai-compatible:text-embedding-3-small"
