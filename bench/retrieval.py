@@ -185,7 +185,7 @@ async def deep_ranked(engine: Engine, user: str, text: str, mode: str, limit: in
     where = visible_memories(query, group)
     async with engine.db.connect() as conn:
         if mode == "vector":
-            embedding = (await engine.deps.embedder.embed([text]))[0]
+            embedding = (await engine.deps.embedder.embed_query([text]))[0]
             hits = await store.vector_search(conn, where, embedding, limit)
         else:
             hits = await store.keyword_search(conn, where, text, limit, engine.corpus_stats)

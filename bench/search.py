@@ -101,7 +101,7 @@ async def measure(engine: Engine, server: Server, size: int, n: int, table: Tabl
     alone = []
     for _ in range(n):
         started = time.perf_counter()
-        await engine.deps.embedder.embed([question(rng, next(serial))])
+        await engine.deps.embedder.embed_query([question(rng, next(serial))])
         alone.append(time.perf_counter() - started)
     table.add(
         SECTION,
