@@ -24,6 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from mnemo.embeddings.base import Embedder
 from mnemo.store import reembedding
 from mnemo.store.embedder_identity import (
+    DIM_KEY,
+    LABEL_KEY,
     MOVE_HINT,
     PASS_PREFIX,
     EmbedderMismatch,
@@ -52,7 +54,8 @@ async def reembed(
     on_batch: Callable[[str, int, int], None] | None = None,
 ) -> ReembedReport:
     """Rewrite every stored vector with `embedder`. `on_batch(table, done, total)` follows
-    the pass. Nothing to do when the vectors already come from `embedder`."""
+    the pass (`total`: vectors of the table left when this run reached it). Nothing to do
+    when the vectors already come from `embedder`."""
     start = await _begin(db, embedder)
     report = ReembedReport(previous=start.previous, label=embedder.label)
     if start.resume is None:
@@ -84,13 +87,13 @@ async def _begin(db: AsyncEngine, embedder: Embedder) -> _Start:
                 "and service using it first (a running one would keep writing vectors of "
                 "the old embedder)"
             )
-        dim = await stored_setting(conn, "embedding_dim")
+        dim = await stored_setting(conn, DIM_KEY)
         if dim is not None and int(dim) != embedder.dim:
             raise EmbedderMismatch(
                 f"the database stores {dim}-dimensional embeddings and {embedder.label} makes "
                 f"{embedder.dim}: another size cannot be converted in place; {MOVE_HINT}"
             )
-        previous = await stored_setting(conn, "embedding_model")
+        previous = await stored_setting(conn, LABEL_KEY)
         saved = await reembedding.progress(conn)
         if saved is not None and saved.label == embedder.label:
             return _Start(previous, saved)  # an interrupted pass to the same model
@@ -111,7 +114,7 @@ async def _table(
     on_batch: Callable[[str, int, int], None] | None,
 ) -> int:
     async with db.connect() as conn:
-        total = await reembedding.count(conn, table)
+        total = await reembedding.count(conn, table, after)
     done = 0
     while True:
         async with db.connect() as conn:

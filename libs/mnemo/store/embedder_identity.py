@@ -22,6 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 log = logging.getLogger(__name__)
 
+# settings_meta keys: the vector size (written by the first migration) and the label.
+DIM_KEY, LABEL_KEY = "embedding_dim", "embedding_model"
 # The label a database holds while `mnemo reembed` rewrites its vectors (core/reembed.py).
 PASS_PREFIX = "reembedding:"
 MOVE_HINT = (
@@ -43,7 +45,7 @@ class EmbedderMismatch(RuntimeError):
 async def check_embedder(conn: AsyncConnection, dim: int, label: str | None) -> None:
     """Refuse an embedder other than the database's. `label` None (a process that never
     embeds, such as the replay commands) checks the vector size only."""
-    stored_dim = await stored_setting(conn, "embedding_dim")
+    stored_dim = await stored_setting(conn, DIM_KEY)
     if stored_dim is not None and int(stored_dim) != dim:
         raise EmbedderMismatch(
             f"the database stores {stored_dim}-dimensional embeddings but the configured "
@@ -53,15 +55,15 @@ async def check_embedder(conn: AsyncConnection, dim: int, label: str | None) -> 
         return
     inserted = await conn.execute(
         text(
-            "INSERT INTO settings_meta (key, value) VALUES ('embedding_model', :label) "
+            "INSERT INTO settings_meta (key, value) VALUES (:key, :label) "
             "ON CONFLICT (key) DO NOTHING"
         ),
-        {"label": label},
+        {"key": LABEL_KEY, "label": label},
     )
     if inserted.rowcount:
         log.info("database: vectors are made by %s from now on", label)
         return
-    stored_label = await stored_setting(conn, "embedding_model")
+    stored_label = await stored_setting(conn, LABEL_KEY)
     if stored_label is not None and stored_label.startswith(PASS_PREFIX):
         raise EmbedderMismatch(
             f"`mnemo reembed` to {stored_label.removeprefix(PASS_PREFIX)} has not finished; "

@@ -12,16 +12,24 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, func, select, text, update
+from sqlalchemy import Table, bindparam, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from mnemo.store.embedder_identity import stored_setting
+from mnemo.store.embedder_identity import LABEL_KEY, stored_setting
 from mnemo.store.schema import memories, memory_versions, settings_meta
 
 # The tables holding vectors, in the order a pass takes them.
 TABLES = ("memories", "memory_versions")
 _PROGRESS = "reembed_progress"
-_LABEL = "embedding_model"
+
+
+def _table(name: str) -> Table:
+    return memories if name == "memories" else memory_versions
+
+
+def _key(name: str, raw: str) -> str | int:
+    """A row id as `Progress.after` keeps it (text) in its column's type."""
+    return raw if name == "memories" else int(raw or 0)
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ async def put(conn: AsyncConnection, key: str, value: str) -> None:
 
 
 async def set_label(conn: AsyncConnection, label: str) -> None:
-    await put(conn, _LABEL, label)
+    await put(conn, LABEL_KEY, label)
 
 
 async def progress(conn: AsyncConnection) -> Progress | None:
@@ -67,45 +75,31 @@ async def save_progress(conn: AsyncConnection, at: Progress | None) -> None:
         await put(conn, _PROGRESS, json.dumps(at.__dict__))
 
 
-async def count(conn: AsyncConnection, table: str) -> int:
-    target = memories if table == "memories" else memory_versions
-    query = select(func.count()).select_from(target)
-    if table == "memory_versions":  # versions kept before 0006 have no vector to redo
-        query = query.where(memory_versions.c.embedding.is_not(None))
-    return int((await conn.execute(query)).scalar_one())
+async def count(conn: AsyncConnection, name: str, after: str) -> int:
+    """Vectors of table `name` past id `after` (versions kept before 0006 have none)."""
+    table = _table(name)
+    where = (table.c.id > _key(name, after), table.c.embedding.is_not(None))
+    return int((await conn.execute(select(func.count()).where(*where))).scalar_one())
 
 
-async def batch(conn: AsyncConnection, table: str, after: str, limit: int) -> list[tuple[str, str]]:
-    """The next `limit` (id, content) pairs of `table` after id `after`, in id order."""
-    if table == "memories":
-        rows = await conn.execute(
-            select(memories.c.id, memories.c.content)
-            .where(memories.c.id > after)
-            .order_by(memories.c.id)
-            .limit(limit)
-        )
-        return [(row.id, row.content) for row in rows]
-    start = int(after) if after else 0
+async def batch(conn: AsyncConnection, name: str, after: str, limit: int) -> list[tuple[str, str]]:
+    """The next `limit` (id, content) pairs of table `name` after id `after`, in id order."""
+    table = _table(name)
     rows = await conn.execute(
-        select(memory_versions.c.id, memory_versions.c.content)
-        .where(memory_versions.c.id > start, memory_versions.c.embedding.is_not(None))
-        .order_by(memory_versions.c.id)
+        select(table.c.id, table.c.content)
+        .where(table.c.id > _key(name, after), table.c.embedding.is_not(None))
+        .order_by(table.c.id)
         .limit(limit)
     )
     return [(str(row.id), row.content) for row in rows]
 
 
 async def write(
-    conn: AsyncConnection, table: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]
+    conn: AsyncConnection, name: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]
 ) -> None:
-    target, key = (
-        (memories, memories.c.id)
-        if table == "memories"
-        else (memory_versions, memory_versions.c.id)
-    )
-    values: list[dict[str, object]] = [
-        {"row_id": i if table == "memories" else int(i), "vector": list(v)}
-        for i, v in zip(ids, vectors, strict=True)
+    table = _table(name)
+    values = [
+        {"row_id": _key(name, i), "vector": list(v)} for i, v in zip(ids, vectors, strict=True)
     ]
-    stmt = update(target).where(key == bindparam("row_id")).values(embedding=bindparam("vector"))
-    await conn.execute(stmt, values)
+    stmt = update(table).where(table.c.id == bindparam("row_id"))
+    await conn.execute(stmt.values(embedding=bindparam("vector")), values)
