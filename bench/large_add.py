@@ -3,7 +3,7 @@
     python -m bench.large_add [--sentences 1500] [--workers 16]
 
 The embedded engine with its product defaults and no LLM (the offline provider, the bundled
-MiniLM embeddings) on a fresh embedded Postgres. One user adds a single string of
+bge-small embeddings) on a fresh embedded Postgres. One user adds a single string of
 dissimilar sentences (1500 make about 100 KB); once its extraction has started, another
 user adds one sentence. Prints how long each took from its add to its completion.
 """

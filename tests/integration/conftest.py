@@ -31,6 +31,9 @@ def engine_settings(database_url: str, data_dir: Path, **overrides: Any) -> Sett
         bus_poll_seconds=0.05,
         buffer_tick_seconds=0.2,
         db_pool_size=10,
+        # The floor on the hash embedder's scale (word overlap): the default is the bundled
+        # model's, whose cosines run much higher.
+        reconcile_min_similarity=overrides.pop("reconcile_min_similarity", 0.3),
         **overrides,
     )
 

@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, text
 
 from mnemo.domain.scope import bounded_memory_id, scope_key
 from mnemo.domain.templates import group_from_template
-from mnemo.embeddings.hashing import HashEmbedder
+from mnemo.embeddings.hashing import HashEmbedder, hash_embedding
 from mnemo.engine.embedded import start_engine
 from mnemo.store.database import _MIGRATIONS, _async_url
 from tests.integration.conftest import engine_settings, scripted_client
@@ -53,7 +53,9 @@ def _memory(conn: Any, memory_id: str, topic: str, user: str, content: str) -> N
             "topic": topic,
             "user": user,
             "content": content,
-            "embedding": str([1.0] + [0.0] * 383),
+            # the vector the embedder these tests configure makes (the database names none
+            # yet, so the first process to connect checks a sample of them)
+            "embedding": str(hash_embedding(content, 384)),
             "now": NOW,
         },
     )

@@ -139,6 +139,8 @@ def stage_env(database_url: str, llm_url: str, prefix: str, data_dir: Path) -> d
         "MNEMO_LLM_API_KEY": "x",
         "MNEMO_LLM_MAX_ATTEMPTS": "2",
         "MNEMO_EMBEDDING_PROVIDER": "hash",
+        # reconcile's floor on the hash embedder's scale (the default is the bundled model's)
+        "MNEMO_RECONCILE_MIN_SIMILARITY": "0.3",
         "MNEMO_DB_POOL_SIZE": "4",
         "MNEMO_KAFKA_TOPIC_PREFIX": prefix,
         "MNEMO_KAFKA_PARTITIONS": "4",

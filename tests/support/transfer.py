@@ -10,7 +10,7 @@ from typing import Any
 
 from mnemo.core.engine import Engine
 from mnemo.core.export import export_lines
-from mnemo.domain.requests import AddRequest
+from mnemo.domain.requests import AddRequest, SearchRequest
 
 GROUP = {
     "description": "Everything a move must carry.",
@@ -67,6 +67,16 @@ async def build_project(engine: Engine, project: str) -> None:
     )
     sailing = next(m for m in notes if "sails" in m.content)
     await engine.delete_memory(project, "moves", "ana", sailing.id)
+
+
+async def finds_a_built_memory(engine: Engine, project: str) -> bool:
+    """Whether a vector search finds one of `build_project`'s memories by its own text."""
+    request = SearchRequest.model_validate({
+        "query": "ana prefers solarized mode.", "user_id": "ana", "group": "moves",
+        "retrieval_config": {"retrieval_type": "vector", "limit": 1},
+    })  # fmt: skip
+    found = await engine.search(project, request)
+    return bool(found) and found[0].content == "ana prefers solarized mode."
 
 
 def _list(body: dict[str, Any]) -> Any:

@@ -34,7 +34,7 @@ def reembed_command(
             await warm_up()
         database = await connect(
             settings.database_url, settings.data_dir, embedder.dim, 1, settings.hnsw_ef_search
-        )
+        )  # without the embedder: its label is what the pass is about to change
         try:
             return await reembed(database.db, embedder, batch_size, report_batch)
         finally:

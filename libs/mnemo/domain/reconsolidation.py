@@ -44,7 +44,7 @@ class ReconsolidationConfig(BaseModel):
     # A recalled memory goes to the gate only when it is at least this similar (cosine)
     # to one of the add's new memories; lower than reconcile's floor, since a recall already
     # says it is relevant.
-    min_similarity: float = Field(default=0.2, ge=-1.0, le=1.0)
+    min_similarity: float = Field(default=0.55, ge=-1.0, le=1.0)
     # At most this many recalled memories (the most similar) are shown to the gate.
     max_recalled: int = Field(default=10, ge=1, le=50)
 

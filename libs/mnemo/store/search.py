@@ -4,7 +4,7 @@ Scores: higher is better, in [0, 1].
 - vector: cosine similarity mapped from [-1, 1] to [0, 1];
 - bm25: Okapi BM25 (k1 1.2, b 0.75) over the English lexemes of the filtered scope, s / (1 + s);
 - hybrid: z-score fusion (`fuse`): each list standardised by its own score distribution,
-  alpha * z(vector) + (1 - alpha) * z(bm25) (alpha 0.5 by default), through the logistic;
+  alpha * z(vector) + (1 - alpha) * z(bm25) (alpha 0.65 by default), through the logistic;
 - fetch: 1.0 for every memory of the selected topics in the scope, bounded topics' first,
   then newest by `updated_at`; the query text is ignored.
 """

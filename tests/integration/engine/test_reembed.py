@@ -4,7 +4,6 @@ and the refusals (other connections open, another size)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,40 +12,20 @@ from sqlalchemy import select
 
 from mnemo.core.engine import Engine
 from mnemo.core.reembed import ReembedRefused, reembed
-from mnemo.domain.requests import SearchRequest
-from mnemo.embeddings.hashing import HashEmbedder, hash_embedding
+from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.embedded import start_engine
 from mnemo.settings import Settings
 from mnemo.store.database import connect
 from mnemo.store.embedder_identity import EmbedderMismatch
 from mnemo.store.schema import memories, memory_versions
 from tests.integration.conftest import engine_settings, scripted_client
+from tests.support.embedders import SaltedEmbedder
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
-from tests.support.transfer import build_project
+from tests.support.transfer import build_project, finds_a_built_memory
 
 pytestmark = pytest.mark.integration
 PROJECT = "acme"
-
-
-class SaltedEmbedder:
-    """Another 384-d model: the hash embedding of the text with a salt in front."""
-
-    def __init__(self, salt: str = "other", fail_after: int | None = None) -> None:
-        self.dim, self.label, self.salt = 384, f"salted:{salt}", salt
-        self.fail_after, self.calls = fail_after, 0
-
-    def vector(self, text: str) -> list[float]:
-        return hash_embedding(f"{self.salt} {text}", self.dim)
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.calls += 1
-        if self.fail_after is not None and self.calls > self.fail_after:
-            raise ConnectionError("embedding server went away")
-        return [self.vector(t) for t in texts]
-
-    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
-        return await self.embed(texts)
 
 
 @pytest.fixture
@@ -116,12 +95,7 @@ async def test_every_vector_is_rewritten_and_the_new_model_serves(
     assert made_by(new, rows)
     engine = await start_with(settings, llm_server, new)
     try:
-        request = SearchRequest.model_validate({
-            "query": "ana prefers solarized mode.", "user_id": "ana", "group": "moves",
-            "retrieval_config": {"retrieval_type": "vector", "limit": 1},
-        })  # fmt: skip
-        found = await engine.search(PROJECT, request)
-        assert found[0].content == "ana prefers solarized mode."
+        assert await finds_a_built_memory(engine, PROJECT)
     finally:
         await engine.close()
     with pytest.raises(EmbedderMismatch, match="made by salted:other"):

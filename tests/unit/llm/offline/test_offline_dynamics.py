@@ -8,7 +8,8 @@ from mnemo.llm.offline import OfflineLLM
 from mnemo.prompts import consolidate as consolidate_prompt
 from mnemo.prompts import reconsolidate as gate_prompt
 
-LLM = OfflineLLM(HashEmbedder())
+# Thresholds on the hash embedder's scale (word overlap), not the bundled model's defaults.
+LLM = OfflineLLM(HashEmbedder(), 0.9, similar_threshold=0.6)
 SAID = [
     "user: Hi again.",
     "user: I prefer light mode now. I live in Porto. I have a dog called Rex.",
