@@ -1,9 +1,9 @@
 """Section 4: mnemo vs mem0 (open-source AsyncMemory, pgvector) on the same workload.
 
-Both use the same fake LLM process (200 ms per call), the same all-MiniLM-L6-v2 weights on
-CPU with one thread (mnemo on onnxruntime through the bench's `minilm` candidate, its bundled
-model before bge-small; mem0's huggingface embedder on torch), and their own embedded
-Postgres 16 + pgvector from pgserver.
+Both use the same fake LLM process (200 ms per call), a local embedding model on CPU (mnemo
+its bundled bge-small-en-v1.5 int8 on onnxruntime, as shipped; mem0 all-MiniLM-L6-v2, mnemo's
+bundled model before, through its huggingface embedder on torch, one thread), and their own
+embedded Postgres 16 + pgvector from pgserver.
 Workload: N conversation adds (one user sentence each) over S users, each user's adds in
 order; throughput = N / time until every add is searchable (mnemo: every run completed;
 mem0: every add() returned). Then Q hybrid searches, one at a time, distinct queries.
@@ -21,7 +21,6 @@ from pathlib import Path
 
 from bench import mem0_env
 from bench.common import Table, child_env, ms, pct, question, sentence
-from bench.embedders import candidate
 from bench.services import LLMProc, conversation_add, fake_llm, prepare_postgres
 from mnemo.domain.requests import AddRequest, SearchRequest
 from mnemo.engine.embedded import start_engine
@@ -43,7 +42,7 @@ async def mnemo_side(
     data_dir = work / "data" / "compare-mnemo"
     prepare_postgres(data_dir, 400)
     settings = Settings(data_dir=data_dir, llm_base_url=llm.url, llm_api_key="b", workers=workers)
-    engine = await start_engine(settings, embedder=candidate("minilm"))  # mem0's weights
+    engine = await start_engine(settings)
     try:
         await engine.search("default", SearchRequest(query="warm up", user_id="warm-up"))
         started = time.perf_counter()

@@ -146,7 +146,7 @@ async def run_async(table: Table, work: Path, quick: bool) -> None:
             SECTION,
             "HNSW",
             f"m=16, ef_construction=64, ef_search={settings.hnsw_ef_search}",
-            "cosine; hybrid fuses the top 40 of each list (z-score fusion, equal weights)",
+            "cosine; hybrid fuses the top 40 of each list (z-score fusion, MNEMO_HYBRID_ALPHA on the vector list)",
         )
         with mnemo_server(work, "search", None, 16) as server:
             loaded = 0

@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from mnemo.clock import Clock, SystemClock
-from mnemo.core.model_upgrade import upgradable, upgrade_to_bundled
+from mnemo.core.model_upgrade import bundled_model_changed, upgradable, upgrade_to_bundled
 from mnemo.embeddings.base import Embedder
 from mnemo.llm.base import LLM
 from mnemo.settings import Settings
@@ -47,8 +47,10 @@ async def open_deps(
     try:
         database = await _connect(settings, embedder.dim, embedder, pool_size, connect_attempts)
     except EmbedderMismatch as refusal:
-        if not (upgrade_bundled_model and upgradable(refusal, embedder)):
+        if not upgradable(refusal, embedder):
             raise
+        if not upgrade_bundled_model:
+            raise bundled_model_changed(refusal) from refusal
         converting = await _connect(settings, embedder.dim, None, 1, connect_attempts)
         try:
             await upgrade_to_bundled(converting.db, embedder, refusal)

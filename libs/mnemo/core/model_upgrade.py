@@ -46,6 +46,17 @@ def upgradable(refusal: EmbedderMismatch, embedder: Embedder) -> bool:
     return refusal.stored in PREVIOUSLY_BUNDLED or refusal.stored == PASS_PREFIX + BUNDLED
 
 
+def bundled_model_changed(refusal: EmbedderMismatch) -> EmbedderMismatch:
+    """The refusal a process that does not convert gives (the old model is not shipped,
+    so "configure the old embedder again" is no way out)."""
+    return EmbedderMismatch(
+        f"mnemo's bundled embedding model is {BUNDLED} now and this database's vectors are "
+        "an earlier model's: stop every mnemo process using it and run `mnemo reembed` "
+        "once (it resumes if interrupted; `mnemo serve` alone would convert it at start-up)",
+        refusal.stored,
+    )
+
+
 async def upgrade_to_bundled(
     db: AsyncEngine, embedder: Embedder, refusal: EmbedderMismatch
 ) -> None:

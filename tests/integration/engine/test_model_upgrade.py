@@ -97,7 +97,7 @@ async def test_the_services_refuse_it_and_name_the_way_out(
     settings = engine_settings(postgres.new_database("upgrade"), tmp_path)
     await project_made_by(settings, llm_server, SaltedEmbedder(label=MINILM))
     embedder = LocalEmbedder()
-    with pytest.raises(EmbedderMismatch, match="mnemo reembed"):
+    with pytest.raises(EmbedderMismatch, match=r"bundled embedding model .* run `mnemo reembed`"):
         await open_deps(settings, pool_size=1, llm=OfflineLLM(embedder), embedder=embedder)
     assert (await stored(settings))[0] == MINILM  # nothing converted
 

@@ -29,6 +29,14 @@ _INTERJECTION = re.compile(
     r"(?:\s*[,!:;.\-]+\s*|\s+(?=(?:i|i'm|i've|i'd|i'll|my|we|our)\b)))+",
     re.IGNORECASE,
 )
+# A restatement's discourse marker ("As I said, I live in Porto."): the fact is the rest,
+# so a restated fact reads exactly as it did the first time.
+_RESTATEMENT = re.compile(
+    r"^(?:(?:as|like)\s+(?:i|i've)\s+(?:said|told you|mentioned|explained|wrote)"
+    r"(?:\s+(?:before|earlier))?|as\s+(?:always|usual|before|mentioned)|as you know|again)"
+    r"\s*,\s*",
+    re.IGNORECASE,
+)
 _REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget)(?:\s+that)?\s*[:,]?\s+",
     re.IGNORECASE,
@@ -78,11 +86,13 @@ def split_sentences(text: str | None) -> list[str]:
 
 
 def strip_preamble(sentence: str) -> str:
-    """Drop leading interjections ("Great news," "Hey," "So") and "remember that"."""
+    """Drop leading interjections ("Great news," "Hey," "So"), restatement markers ("As I
+    said,") and "remember that"."""
     previous = None
     while previous != sentence:
         previous = sentence
         sentence = _INTERJECTION.sub("", sentence).strip()
+        sentence = _RESTATEMENT.sub("", sentence).strip()
         sentence = _REMEMBER.sub("", sentence).strip()
     return sentence
 

@@ -38,6 +38,18 @@ def test_first_person_is_rewritten_as_user(sentence: str, expected: str) -> None
 
 def test_interjections_are_stripped() -> None:
     assert facts(["Great news, I got promoted to CEO!"], "string") == ["User got promoted to CEO."]
+
+
+def test_a_restated_fact_reads_as_it_did_the_first_time() -> None:
+    first = facts(["I live in Porto."], "string")
+    for restated in (
+        "As I said, I live in Porto.",
+        "Like I told you, I live in Porto.",
+        "As always, I live in Porto.",
+        "as I mentioned before, I live in Porto.",
+    ):
+        assert facts([restated], "string") == first, restated  # fmt: skip
+    assert facts(["As a nurse, I work nights."], "string") == ["As a nurse, User works nights."]
     assert facts(["Hey, actually I work from home."], "string") == ["User works from home."]
     assert facts(["So I live in Berlin."], "string") == ["User lives in Berlin."]
 
