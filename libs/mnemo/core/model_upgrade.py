@@ -34,15 +34,18 @@ from mnemo.store.schema import groups
 log = logging.getLogger(__name__)
 
 BUNDLED = LocalEmbedder.label
-# Labels of models mnemo bundled before; None: vectors from before labels were recorded.
-PREVIOUSLY_BUNDLED = frozenset({"local:all-MiniLM-L6-v2", None})
+# Labels of models mnemo bundled before.
+PREVIOUSLY_BUNDLED = frozenset({"local:all-MiniLM-L6-v2"})
 
 
 def upgradable(refusal: EmbedderMismatch, embedder: Embedder) -> bool:
-    """Whether the refusal is a database of an earlier bundled model (or a pass to the
-    bundled one that was cut) meeting the bundled model."""
+    """Whether the refusal is a database of an earlier bundled model (labelled so, or from
+    before labels, when MiniLM was the default; or a cut pass to the bundled one) meeting
+    the bundled model. Not another vector size: that cannot be converted in place."""
     if embedder.label != BUNDLED:
         return False
+    if refusal.unlabelled:
+        return True
     return refusal.stored in PREVIOUSLY_BUNDLED or refusal.stored == PASS_PREFIX + BUNDLED
 
 

@@ -54,12 +54,12 @@ UNLABELLED = "an embedder from before mnemo recorded embedders"
 
 class EmbedderMismatch(RuntimeError):
     """The configured embedder is not the one that made the stored vectors. Not transient:
-    retrying the connection cannot fix it. `stored`: the database's label (None: vectors
-    from before labels, found not to be the configured embedder's)."""
+    retrying the connection cannot fix it. `stored`: the database's label, if it has one;
+    `unlabelled`: vectors from before labels, found not to be the configured embedder's."""
 
-    def __init__(self, message: str, stored: str | None = None) -> None:
+    def __init__(self, message: str, stored: str | None = None, unlabelled: bool = False) -> None:
         super().__init__(message)
-        self.stored = stored
+        self.stored, self.unlabelled = stored, unlabelled
 
 
 async def check_embedder(conn: AsyncConnection, dim: int, embedder: Embedder | None) -> None:
@@ -117,7 +117,8 @@ async def _check_unlabelled_vectors(conn: AsyncConnection, embedder: Embedder) -
             f"the database's vectors were made by {UNLABELLED} (all-MiniLM-L6-v2 when it "
             f"was mnemo's bundled model), not by the configured {embedder.label}: "
             f"{len(rows)} memories embedded again are at cosine {lowest:.2f} of their stored "
-            f"vectors; {REEMBED_HINT}"
+            f"vectors; {REEMBED_HINT}",
+            unlabelled=True,
         )
 
 

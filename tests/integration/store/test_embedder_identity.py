@@ -98,7 +98,7 @@ async def test_vectors_from_before_labels_are_checked_against_the_first_embedder
 
     with pytest.raises(EmbedderMismatch) as refused:
         await open_with(url, tmp_path, 384, model("local:all-MiniLM-L6-v2"))
-    assert refused.value.stored is None
+    assert refused.value.stored is None and refused.value.unlabelled
     assert "not by the configured local:all-MiniLM-L6-v2" in str(refused.value)
     assert "mnemo reembed" in str(refused.value)
     assert await stored_label(url, tmp_path) is None  # the refused one recorded nothing

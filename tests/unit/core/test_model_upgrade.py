@@ -9,14 +9,15 @@ from mnemo.embeddings.local import LocalEmbedder
 from mnemo.store.embedder_identity import EmbedderMismatch
 
 
-def refused(stored: str | None) -> EmbedderMismatch:
-    return EmbedderMismatch("refused", stored)
+def refused(stored: str | None, unlabelled: bool = False) -> EmbedderMismatch:
+    return EmbedderMismatch("refused", stored, unlabelled)
 
 
 def test_only_the_earlier_bundled_model_meeting_the_bundled_one_is_converted() -> None:
     bundled = LocalEmbedder()
     assert upgradable(refused("local:all-MiniLM-L6-v2"), bundled)
-    assert upgradable(refused(None), bundled)  # vectors from before labels, not bge's
+    assert upgradable(refused(None, unlabelled=True), bundled)  # from before labels, not bge's
+    assert not upgradable(refused(None), bundled)  # another vector size
     assert upgradable(refused("reembedding:" + bundled.label), bundled)  # a cut pass
     assert not upgradable(refused("openai-compatible:nomic-embed-text"), bundled)
     assert not upgradable(refused("reembedding:hash:384"), bundled)
