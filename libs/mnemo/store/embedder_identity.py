@@ -74,19 +74,20 @@ async def check_embedder(conn: AsyncConnection, dim: int, embedder: Embedder | N
     if embedder is None:
         return
     label = embedder.label
-    if await stored_setting(conn, LABEL_KEY) is None:
-        await _check_unlabelled_vectors(conn, embedder)
-    inserted = await conn.execute(
-        text(
-            "INSERT INTO settings_meta (key, value) VALUES (:key, :label) "
-            "ON CONFLICT (key) DO NOTHING"
-        ),
-        {"key": LABEL_KEY, "label": label},
-    )
-    if inserted.rowcount:
-        log.info("database: vectors are made by %s from now on", label)
-        return
     stored_label = await stored_setting(conn, LABEL_KEY)
+    if stored_label is None:
+        await _check_unlabelled_vectors(conn, embedder)
+        inserted = await conn.execute(
+            text(
+                "INSERT INTO settings_meta (key, value) VALUES (:key, :label) "
+                "ON CONFLICT (key) DO NOTHING"
+            ),
+            {"key": LABEL_KEY, "label": label},
+        )
+        if inserted.rowcount:
+            log.info("database: vectors are made by %s from now on", label)
+            return
+        stored_label = await stored_setting(conn, LABEL_KEY)  # labelled meanwhile
     if stored_label is not None and stored_label.startswith(PASS_PREFIX):
         raise EmbedderMismatch(
             f"`mnemo reembed` to {stored_label.removeprefix(PASS_PREFIX)} has not finished; "
