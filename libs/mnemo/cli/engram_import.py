@@ -1,41 +1,30 @@
-"""`mnemo import --from-engram URL --key KEY --users FILE`: pull a live Engram project.
+"""`mnemo import --from-engram URL --key KEY [--users FILE]`: pull a live Engram project.
 
-Engram's v1 API has no export and no user enumeration: this reads each group's topics
-(`GET /v1/groups`), then lists each topic's memories (`POST /v1/memories/list`), per user
-of FILE for user-scoped topics and once for shared ones, and writes them into mnemo as
-they are (same ids, content, scope and times; nothing extracted again; vectors computed by
-this mnemo). Engram lists at most 100 memories per call, newest first, and has no paging:
-a scope that returns 100 may hold more, and is reported as possibly incomplete.
+Engram's v1 API has no export, no paging (a list answers at most 100 memories) and no way
+to list users; `mnemo.cli.engram` reads every scope completely where the API allows it
+(listing, listing by property value, enumerating by search) and says, scope by scope, how
+complete the read is. Memories are written here as they are (same ids, content, scope and
+times; nothing extracted again; vectors computed by this mnemo).
 
-A group this mnemo lacks is created from Engram's topics with the `default` template's
-pipeline; an existing group must have every topic. Re-running is safe: a memory imported
-twice is the same memory.
+Exit codes: 0 every scope was read completely (saturated); 3 some scopes may hold memories
+that were not read (named on stderr and in the report); 2 the pull was refused before
+writing (a topic scoped differently here, a bad option); 1 Engram or mnemo failed (re-run
+to resume); 130 interrupted (re-run to resume).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
 if TYPE_CHECKING:
-    from mnemo.cli.transfer_http import TransferClient
-    from mnemo.client import MnemoClient
-    from mnemo.client.models import GroupSummary, Memory
+    from mnemo.cli.engram.pull import PullOptions, PullResult
 
-ENGRAM_LIST_CAP = 100
-
-
-@dataclass
-class EngramPull:
-    imported: int = 0
-    scopes: int = 0
-    # "group/topic/user" of every scope that returned ENGRAM_LIST_CAP memories.
-    capped: list[str] = field(default_factory=list)
-    created_groups: list[str] = field(default_factory=list)
+DEFAULT_STATE = Path(".mnemo-engram-pull.json")
 
 
 def read_users(path: Path) -> list[str]:
@@ -44,95 +33,71 @@ def read_users(path: Path) -> list[str]:
     return list(dict.fromkeys(u for u in users if u and not u.startswith("#")))
 
 
-def as_exported(memory: Memory, group: str) -> dict[str, Any]:
-    """An Engram memory as an export line: its id, scope, content and times. Engram keeps
-    no event time (mnemo's own list does): its system times stand in for it."""
-    from mnemo.domain.event_time import as_utc
-
-    created, updated = as_utc(memory.created_at), as_utc(memory.updated_at)
-    start = as_utc(memory.event_time) if memory.event_time else created
-    end = as_utc(memory.event_time_end) if memory.event_time_end else max(start, updated)
-    return {
-        "id": memory.id,
-        "group": group,
-        "topic": memory.topic,
-        "user_id": memory.user_id,
-        "properties": memory.properties or {},
-        "content": memory.content,
-        "created_at": created.isoformat(),
-        "updated_at": updated.isoformat(),
-        "event_time": start.isoformat(),
-        "event_time_end": end.isoformat(),
-    }
+def parse_group_map(pairs: list[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        engram, sep, mnemo = pair.partition("=")
+        if not sep or not engram or not mnemo:
+            raise typer.BadParameter(f"{pair!r}: expected ENGRAM_GROUP=MNEMO_GROUP",
+                                     param_hint="--group-map")  # fmt: skip
+        mapping[engram] = mnemo
+    return mapping
 
 
-def ensure_group(target: MnemoClient, group: GroupSummary) -> bool:
-    """Make sure this mnemo has `group` with every topic Engram has; True if created."""
-    from mnemo.client.errors import NotFoundError
-    from mnemo.domain.templates import template_document
+def run(options: PullOptions, report_file: Path | None) -> None:
+    from mnemo.cli.engram.http import HttpProblem
+    from mnemo.cli.engram.pull import EXIT_INCOMPLETE, pull
+    from mnemo.cli.engram.target import GroupConflict
 
     try:
-        existing = target.groups.get(group.name)
-    except NotFoundError:
-        topics = [
-            {
-                "name": t.topic_name,
-                "description": t.description,
-                "is_bounded": t.is_bounded,
-                "scoping": t.scoping.model_dump(),
-            }
-            for t in group.topics
-        ]
-        pipeline = template_document("default")["pipeline"]
-        target.groups.put(group.name, {"topics": topics, "pipeline": pipeline})
-        return True
-    missing = [t.topic_name for t in group.topics if not existing.has_topic(t.topic_name)]
-    if missing:
-        raise typer.BadParameter(
-            f"group '{group.name}' exists here without Engram's topics {missing}: add them "
-            f"(PUT /v1/groups/{group.name}) or remove the group, then run this again",
-            param_hint="--from-engram",
+        result = asyncio.run(pull(options))
+    except GroupConflict as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    except HttpProblem as exc:
+        typer.echo(f"error: {exc}; progress is in {options.state}: re-run to resume", err=True)
+        raise typer.Exit(1) from exc
+    except KeyboardInterrupt as exc:
+        typer.echo(f"interrupted; progress is in {options.state}: re-run to resume", err=True)
+        raise typer.Exit(130) from exc
+    summary = result.as_json()
+    if report_file is not None:
+        report_file.write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
+    for line in render(result):
+        typer.echo(line, err=True)
+    if result.incomplete:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def render(result: PullResult) -> list[str]:
+    """The completeness report as a person reads it."""
+    lines = ["scope                                      read  how                   complete"]
+    for s in result.scopes:
+        how = "+".join(s.how) or "-"
+        state = "yes" if s.saturated else f"NO (~{s.may_remain} may remain)"
+        lines.append(f"{s.scope:<40} {s.read:>6}  {how:<20}  {state}")
+    read = sum(s.read for s in result.scopes)
+    verb = "would write" if result.dry_run else "wrote"
+    new = result.written - result.already_here
+    lines.append(
+        f"read {read} memories from {len(result.scopes)} scopes ({len(result.users)} users); "
+        f"{verb} {result.written}: {new} new, {result.already_here} already here"
+    )
+    if not result.dry_run and result.written and not new:
+        lines.append("nothing new: this mnemo already had every memory read")
+    for group, topics in result.groups_changed.items():
+        action = "would add" if result.dry_run else "added"
+        lines.append(f"group '{group}': {action} Engram's topics {topics}")
+    if result.incomplete:
+        lines.append(
+            f"INCOMPLETE: {len(result.incomplete)} scopes may hold memories that were not "
+            f"read: {', '.join(result.incomplete)}"
         )
-    return False
-
-
-def pull(
-    source: MnemoClient, target: MnemoClient, sink: TransferClient, users: list[str]
-) -> EngramPull:
-    from mnemo.domain.transfer import IMPORT_BATCH
-
-    done = EngramPull()
-    for group in source.groups.list():
-        if ensure_group(target, group):
-            done.created_groups.append(group.name)
-        for topic in group.topics:
-            owners: list[str | None] = list(users) if topic.scoping.user_scoped else [None]
-            for user in owners:
-                page = source.memories.list(
-                    topics=[topic.topic_name], user_id=user, group=group.name,
-                    limit=ENGRAM_LIST_CAP,
-                )  # fmt: skip
-                done.scopes += 1
-                if len(page) >= ENGRAM_LIST_CAP or page.total > len(page):
-                    done.capped.append(f"{group.name}/{topic.topic_name}/{user or '-'}")
-                lines = [as_exported(m, group.name) for m in page]
-                for start in range(0, len(lines), IMPORT_BATCH):
-                    report = sink.import_batch({"memories": lines[start : start + IMPORT_BATCH]})
-                    done.imported += report["imported"]
-    return done
-
-
-def report(done: EngramPull) -> None:
-    for scope in done.capped:
-        typer.echo(
-            f"warning: {scope}: Engram's list returned its cap of {ENGRAM_LIST_CAP} "
-            "memories; this scope may hold more that could not be read",
-            err=True,
-        )
-    summary = {
-        "imported": done.imported,
-        "scopes": done.scopes,
-        "capped_scopes": done.capped,
-        "created_groups": done.created_groups,
-    }
-    typer.echo(json.dumps(summary), err=True)
+        for s in result.scopes:
+            if not s.saturated:
+                lines.append(f"  {s.scope}: {s.note}")
+    else:
+        lines.append("complete: every scope was read to saturation")
+    return lines

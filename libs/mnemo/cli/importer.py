@@ -8,7 +8,8 @@
   an `Idempotency-Key` derived from the file and the line, so a line whose answer was lost
   (a timeout) is not added twice.
 - `mnemo import --memories FILE`: restore a `mnemo export` as it is (`cli.restore`).
-- `mnemo import --from-engram URL --key KEY --users FILE` (`cli.engram_import`).
+- `mnemo import --from-engram URL --key KEY [--users FILE]`: a complete, verified pull of
+  a live Engram project (`cli.engram_import`, `cli.engram`).
 """
 
 from __future__ import annotations
@@ -109,21 +110,60 @@ def import_command(
         Path | None,
         typer.Option("--users", exists=True, dir_okay=False, help="User ids, one per line"),
     ] = None,
+    group_map: Annotated[
+        list[str] | None,
+        typer.Option("--group-map", help="ENGRAM=MNEMO: import an Engram group into another"),
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", dir_okay=False, help="Write the report as JSON")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Read Engram and count; write nothing")
+    ] = False,
+    state: Annotated[
+        Path | None, typer.Option("--state", dir_okay=False, help="Engram pull progress file")
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, max=32, help="Requests in flight at most")
+    ] = 4,
+    rate: Annotated[
+        float | None, typer.Option("--rate", min=0.1, help="Requests per second at most")
+    ] = None,
+    max_queries: Annotated[
+        int, typer.Option("--max-queries", min=1, help="Search queries per scope at most")
+    ] = 4000,
     restart: Annotated[bool, typer.Option("--restart", help="Ignore saved progress")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
     url: UrlOption = "http://127.0.0.1:8080",
     api_key: ApiKeyOption = None,
 ) -> None:
     """Import adds (FILE), an export (--memories FILE) or an Engram project (--from-engram
-    URL --key KEY --users FILE) into the project of --api-key; safe to re-run."""
+    URL --key KEY [--users FILE]) into the project of --api-key; safe to re-run.
+
+    An Engram pull exits 0 when every scope was read completely, 3 when some may hold
+    memories that were not read (named), 2 when refused before writing anything."""
     if sum(x is not None for x in (file, memories, from_engram)) != 1:
         raise typer.BadParameter("give exactly one of FILE, --memories or --from-engram")
     if memories is not None:
         _restore(memories, restart, progress, url, api_key)
     elif from_engram is not None:
-        if engram_key is None or users is None:
-            raise typer.BadParameter("--from-engram needs --key and --users")
-        _from_engram(from_engram, engram_key, users, url, api_key)
+        if engram_key is None:
+            raise typer.BadParameter("--from-engram needs --key (the Engram project's key)")
+        from mnemo.cli.engram.http import Pace
+        from mnemo.cli.engram.pull import PullOptions
+        from mnemo.cli.engram_import import DEFAULT_STATE, parse_group_map, read_users, run
+
+        state_path = state or DEFAULT_STATE
+        if restart:
+            state_path.unlink(missing_ok=True)
+        options = PullOptions(
+            engram_url=from_engram, engram_key=engram_key,
+            users=read_users(users) if users is not None else [],
+            mnemo_url=url, mnemo_key=api_key, state=state_path,
+            group_map=parse_group_map(group_map or []), dry_run=dry_run, progress=progress,
+            pace=Pace(concurrency=concurrency, rate=rate), query_budget=max_queries,
+        )  # fmt: skip
+        run(options, report)
     else:
         assert file is not None
         _import_adds(file, restart, progress, url, api_key)
@@ -165,19 +205,3 @@ def _restore(source: Path, restart: bool, progress: bool, url: str, api_key: str
         raise fail(exc) from exc
     summary = {"imported": state.imported, "groups": state.groups, **state.notes}
     typer.echo(json.dumps(summary), err=True)
-
-
-def _from_engram(
-    engram_url: str, engram_key: str, users_file: Path, url: str, api_key: str | None
-) -> None:
-    from mnemo.cli.engram_import import pull, read_users, report
-    from mnemo.cli.transfer_http import TransferClient
-
-    users = read_users(users_file)
-    with (
-        remote_client(engram_url, engram_key) as source,
-        remote_client(url, api_key) as target,
-        TransferClient(url, api_key) as sink,
-    ):
-        done = pull(source, target, sink, users)
-    report(done)

@@ -66,7 +66,7 @@ async def import_batch(engine: Engine, project: str, batch: ImportBatch) -> Impo
         if kept:
             moved = {r.old_id: r.new_id for r in report.rekeyed}
             try:
-                await transfer_store.write(
+                report.already_present = await transfer_store.write(
                     tx,
                     project,
                     [p.row for p in kept],

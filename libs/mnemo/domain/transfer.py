@@ -146,6 +146,8 @@ class Rekeyed(BaseModel):
 class ImportReport(BaseModel):
     groups: int = 0
     imported: int = 0
+    # Of `imported`: memories this project held already (replaced as they are, not added).
+    already_present: int = 0
     # kept: the vectors came with the memories; recomputed: the target's model made them.
     embeddings: Literal["kept", "recomputed", "none"] = "none"
     rekeyed: list[Rekeyed] = Field(default_factory=list)

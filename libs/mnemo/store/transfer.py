@@ -147,10 +147,11 @@ async def write(
     rows: Sequence[Mapping[str, Any]],
     versions: Mapping[str, Sequence[Mapping[str, Any]]],
     sources: Mapping[str, Sequence[ExportedSource]],
-) -> None:
+) -> int:
     """Create or replace memories (`memories` rows without `project`), all their versions
     and, for rules, the episodes they hold (an episode is held by one rule: a link to it
-    moves). ImportConflict when an id is another project's or group's memory."""
+    moves). ImportConflict when an id is another project's or group's memory. Returns how
+    many of the memories were here already (replaced, not added)."""
     ids = [row["id"] for row in rows]
     owners = await tx.execute(
         select(memories.c.id, memories.c.project, memories.c.group)
@@ -158,7 +159,10 @@ async def write(
         .with_for_update()
     )
     group_of = {row["id"]: row["group"] for row in rows}
-    clashes = sorted(o.id for o in owners if o.project != project or o.group != group_of.get(o.id))
+    owners_seen = list(owners)
+    clashes = sorted(
+        o.id for o in owners_seen if o.project != project or o.group != group_of.get(o.id)
+    )
     if clashes:
         raise ImportConflict(clashes)
     values = [{**row, "project": project} for row in rows]
@@ -191,3 +195,4 @@ async def write(
                 },
             )
         )
+    return len({o.id for o in owners_seen})

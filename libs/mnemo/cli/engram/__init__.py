@@ -1,0 +1,1 @@
+"""`mnemo import --from-engram`: a complete, verified pull of a live Engram project."""
