@@ -158,7 +158,8 @@ class Writer:
 
 def as_import_line(memory: dict[str, Any], group_map: dict[str, str]) -> dict[str, Any]:
     """An Engram memory as mnemo keeps it: same id, scope, content and times. Engram keeps
-    no event time: its system times stand in for it."""
+    no event time: its system times stand in for it (a source that has one, as another
+    mnemo does, keeps its own)."""
     created = datetime.fromisoformat(memory["created_at"])
     updated = datetime.fromisoformat(memory.get("updated_at") or memory["created_at"])
     group = memory.get("group") or "default"
@@ -171,6 +172,6 @@ def as_import_line(memory: dict[str, Any], group_map: dict[str, str]) -> dict[st
         "content": memory["content"],
         "created_at": created.isoformat(),
         "updated_at": updated.isoformat(),
-        "event_time": created.isoformat(),
-        "event_time_end": max(created, updated).isoformat(),
+        "event_time": memory.get("event_time") or created.isoformat(),
+        "event_time_end": memory.get("event_time_end") or max(created, updated).isoformat(),
     }
