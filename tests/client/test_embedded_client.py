@@ -59,8 +59,9 @@ async def test_embedded_errors(embedded: EmbeddedClient) -> None:
             PreExtractedInput(items=[PreExtractedItem(content="x", topic="Nope")]), user_id="u"
         )
     assert caught.value.errors[0]["location"] == "body.input.pre_extracted.items[0].topic"
-    with pytest.raises(NotFoundError):
+    with pytest.raises(ValidationError) as unknown:  # Engram's 422 for an unknown group
         await embedded.memories.search("x", user_id="u", group="missing")
+    assert unknown.value.status == 422
     with pytest.raises(NotFoundError):
         await embedded.runs.get("missing")
 
