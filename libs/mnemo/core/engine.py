@@ -114,6 +114,11 @@ class Engine:
             )
         return group
 
+    async def delete_group(self, project: str, name: str, force: bool) -> int:
+        """Remove a group (and with `force`, its memories); how many memories went. The
+        `default` group comes back from the template on its next use."""
+        return await self.groups.delete(project, name, force)
+
     # -- adds and runs ------------------------------------------------------------------
     async def add(
         self, project: str, request: AddRequest, idempotency_key: str | None = None

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from mnemo.clock import Clock
 from mnemo.core.ttl_cache import TTLCache
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.requests import NotFound
+from mnemo.domain.requests import FieldError, InvalidRequest, NotFound
 from mnemo.domain.templates import group_from_template
 from mnemo.store import groups as group_store
 
@@ -68,6 +68,26 @@ class GroupCache:
                 return False
         self._cache.put((project, group.name), group)
         return True
+
+    async def delete(self, project: str, name: str, force: bool) -> int:
+        """Remove the group; the number of memories removed with it. Refused (409) while
+        it holds memories unless `force`. Other processes' caches let go within the TTL."""
+        async with self.db.begin() as conn:
+            if await group_store.get(conn, project, name) is None:
+                raise NotFound(f"group '{name}' does not exist in this project")
+            held = await group_store.memory_count(conn, project, name)
+            if held and not force:
+                message = (
+                    f"group '{name}' holds {held} memories; delete them with it "
+                    "(?force=true) or keep the group"
+                )
+                raise InvalidRequest(
+                    message, [FieldError(location="query.force", value=False, message=message)],
+                    status=409,
+                )  # fmt: skip
+            await group_store.delete(conn, project, name)
+        self._cache.forget((project, name))
+        return held
 
     async def list(self, project: str) -> list[GroupConfig]:
         await self.get(project, DEFAULT_GROUP)

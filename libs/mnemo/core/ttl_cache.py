@@ -69,5 +69,9 @@ class TTLCache(Generic[K, V]):
             self._entries.clear()  # crude but bounded; entries are cheap to reload
         self._entries[key] = (self._clock() + self.ttl_seconds, value)
 
+    def forget(self, key: K) -> None:
+        """Drop one entry (the next `get` loads it again)."""
+        self._entries.pop(key, None)
+
     def clear(self) -> None:
         self._entries.clear()

@@ -4,12 +4,30 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy import delete as sql_delete
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
-from mnemo.store.schema import groups
+from mnemo.store.schema import (
+    buffer_items,
+    buffer_watermarks,
+    consolidation_scopes,
+    drafts,
+    groups,
+    memories,
+    memory_recalls,
+    memory_sources,
+    memory_terms,
+    memory_versions,
+    reconsolidation_decisions,
+)
+
+# Every table keyed by (project, group) that a deleted group's data lives in.
+GROUP_TABLES = (memory_terms, memory_versions, memory_sources, memory_recalls,
+                reconsolidation_decisions, consolidation_scopes, buffer_items, drafts,
+                buffer_watermarks, memories)  # fmt: skip
 
 
 async def get(conn: AsyncConnection, project: str, name: str) -> GroupConfig | None:
@@ -84,3 +102,27 @@ async def create_if_absent(
         .returning(groups.c.name)
     )
     return inserted.first() is not None
+
+
+async def memory_count(conn: AsyncConnection, project: str, name: str) -> int:
+    """Memories of the group, in any status."""
+    statement = (
+        select(func.count())
+        .select_from(memories)
+        .where(memories.c.project == project, memories.c.group == name)
+    )
+    return int((await conn.execute(statement)).scalar_one())
+
+
+async def delete(conn: AsyncConnection, project: str, name: str) -> bool:
+    """Remove the group, its memories and everything kept per memory or per scope of it
+    (terms, versions, sources, recalls, decisions, buffers, consolidation state); runs stay,
+    as the record of what happened. False when there was no such group."""
+    for table in GROUP_TABLES:
+        await conn.execute(
+            sql_delete(table).where(table.c.project == project, table.c.group == name)
+        )
+    gone = await conn.execute(
+        sql_delete(groups).where(groups.c.project == project, groups.c.name == name)
+    )
+    return bool(gone.rowcount)

@@ -48,6 +48,20 @@ async def put_group(
     return await engine.put_group(project, name, body.as_document())
 
 
+@router.delete("/{name}", tags=["mnemo extensions"])
+async def delete_group(
+    name: GroupName,
+    engine: EngineDep,
+    project: ProjectDep,
+    force: Annotated[bool, Query(description="Delete the group's memories with it")] = False,
+) -> dict[str, object]:
+    """mnemo extension: remove a group. Refused (409) while it holds memories, unless
+    `?force=true`, which removes them with it. `default` comes back from the template on
+    its next use."""
+    deleted = await engine.delete_group(project, name, force)
+    return {"group": name, "deleted": True, "memories_deleted": deleted}
+
+
 @router.get("/{name}/consolidation", response_model=ConsolidationStatus, tags=["mnemo extensions"])
 async def consolidation_status(
     name: GroupName, engine: EngineDep, project: ProjectDep
