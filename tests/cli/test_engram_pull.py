@@ -237,3 +237,28 @@ def test_a_dry_run_counts_without_writing_and_429s_are_waited_out(
     assert _exported(target, key) == {}
     groups = httpx.get(f"{target.url}/v1/groups", headers={"Authorization": f"Bearer {key}"})
     assert [g["name"] for g in groups.json()["groups"]] == ["default"]
+
+
+def test_a_pull_broken_off_resumes_with_the_scopes_not_done(
+    standin: EngramStandin, target: LiveServer, tmp_path: Path
+) -> None:
+    fill(standin, random.Random(9))
+    standin.fail_at, standin.fail_next = 500, [(503, None)]  # a full pull makes ~750
+    users = tmp_path / "users.txt"
+    users.write_text("u1\nu2\n", "utf-8")
+    key = target.create_key("resumed")
+    state, report = tmp_path / "state.json", tmp_path / "report.json"
+    args = ("import", "--from-engram", standin.url, "--key", standin.key, "--users", str(users),
+            "--url", target.url, "--api-key", key, "--state", str(state),
+            "--report", str(report), "--concurrency", "1")  # fmt: skip
+    broken = _cli(*args, "--retries", "0")
+    assert broken.exit_code == 1, broken.output
+    assert "503" in broken.stderr and "re-run to resume" in broken.stderr
+    done_before = json.loads(state.read_text("utf-8"))["done"]
+    assert done_before and not report.exists()
+    resumed = _cli(*args)
+    assert resumed.exit_code == 0, resumed.output
+    summary = json.loads(report.read_text("utf-8"))
+    assert summary["resumed_scopes"] == len(done_before)
+    assert len(_exported(target, key)) == len(standin.memories)
+    assert not state.exists()  # complete: a next run starts from the beginning

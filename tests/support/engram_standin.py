@@ -21,8 +21,9 @@ returned), the vector is the stand-in's own (hashed words), and a memory added w
 `searchable=False` is never returned by any search (as a memory whose vector Engram never
 wrote): such memories are reachable only by listing.
 
-`fail_next` queues statuses (429 with Retry-After, 503) answered before the real answer,
-to exercise a client's retries; `requests` counts every request.
+`fail_next` queues statuses (429 with Retry-After, 503) answered instead of the real
+answer once `fail_at` requests were served, to exercise a client's retries and resumption;
+`requests` counts every request.
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ class EngramStandin:
         }  # fmt: skip
         self.memories: list[StandinMemory] = []
         self.fail_next: list[tuple[int, float | None]] = []
+        self.fail_at = 0  # fail_next applies from this many requests on
         self.requests: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
@@ -179,7 +181,8 @@ class EngramStandin:
             return _send_text(request, 404, "404 page not found")
         with self.lock:
             self.requests[path] += 1
-            failure = self.fail_next.pop(0) if self.fail_next else None
+            due = self.fail_next and sum(self.requests.values()) > self.fail_at
+            failure = self.fail_next.pop(0) if due else None
         try:
             self._authenticate(request.headers.get("Authorization"))
             if failure is not None:

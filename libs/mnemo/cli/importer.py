@@ -129,6 +129,9 @@ def import_command(
     rate: Annotated[
         float | None, typer.Option("--rate", min=0.1, help="Requests per second at most")
     ] = None,
+    retries: Annotated[
+        int, typer.Option("--retries", min=0, help="Retries of a 429, 5xx or broken call")
+    ] = 7,
     max_queries: Annotated[
         int, typer.Option("--max-queries", min=1, help="Search queries per scope at most")
     ] = 4000,
@@ -161,7 +164,7 @@ def import_command(
             users=read_users(users) if users is not None else [],
             mnemo_url=url, mnemo_key=api_key, state=state_path,
             group_map=parse_group_map(group_map or []), dry_run=dry_run, progress=progress,
-            pace=Pace(concurrency=concurrency, rate=rate), query_budget=max_queries,
+            pace=Pace(concurrency=concurrency, rate=rate, attempts=retries + 1), query_budget=max_queries,
         )  # fmt: skip
         run(options, report)
     else:

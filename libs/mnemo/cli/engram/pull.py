@@ -130,6 +130,7 @@ async def _pull(options: PullOptions, engram: PoliteClient, mnemo: PoliteClient)
     done, seen_before = (
         ({}, []) if options.dry_run else _load_state(options.state, options.engram_url)
     )
+    finished_before = set(done)
     writer = Writer(None if options.dry_run else mnemo, options.group_map)
     reader = ScopeReader(engram, options.query_budget)
     reader.users_seen.update(seen_before)
@@ -170,7 +171,7 @@ async def _pull(options: PullOptions, engram: PoliteClient, mnemo: PoliteClient)
         already_here=writer.already_here,
         rekeyed=writer.rekeyed,
         dry_run=options.dry_run,
-        resumed=len(set(done) & set(order)) if not options.dry_run else 0,
+        resumed=len(finished_before & set(order)),
     )
     if not options.dry_run and not result.incomplete:
         options.state.unlink(missing_ok=True)  # finished: a next run reads everything again
