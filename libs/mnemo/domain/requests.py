@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, Field, field_validator, model_validator
 
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.limits import DESCRIPTION_CHARS
@@ -30,7 +30,45 @@ class _Request(WireModel):
         return "default" if value is None else value
 
 
+def _legacy_conversation_id(data: object) -> object:
+    """weaviate-engram before 0.6 sent `conversation_id` beside `properties`: it is the
+    `conversation_id` property (a filter or scope only where a topic is scoped by it)."""
+    if isinstance(data, dict) and "conversation_id" in data:
+        data = dict(data)
+        conversation = data.pop("conversation_id")
+        if conversation is not None:
+            properties = dict(data.get("properties") or {})
+            properties.setdefault("conversation_id", conversation)
+            data["properties"] = properties
+    return data
+
+
+def _legacy_content(content: object) -> object:
+    """weaviate-engram before 0.5 sent `content: {type, ...}` where `input` is now."""
+    if not isinstance(content, dict):
+        return content
+    kind = content.get("type")
+    if kind == "string":
+        text = content.get("content")
+        return {"string": {"content": [text] if isinstance(text, str) else text}}
+    if kind == "conversation":
+        return {"conversation": content.get("conversation")}
+    if kind == "pre_extracted" and content.get("topic"):
+        return {"pre_extracted": {"items": [{"content": content.get("content"),
+                                             "topic": content["topic"]}]}}  # fmt: skip
+    return content  # refused by `input`'s own schema, naming what is wrong
+
+
 class AddRequest(_Request):
+    @model_validator(mode="before")
+    @classmethod
+    def _older_sdks(cls, data: object) -> object:
+        data = _legacy_conversation_id(data)
+        if isinstance(data, dict) and "content" in data and "input" not in data:
+            data = dict(data)
+            data["input"] = _legacy_content(data.pop("content"))
+        return data
+
     input: AddInput
     user_id: UserId | None = None
     group: str = Field(default="default", min_length=1, max_length=64)
@@ -47,6 +85,11 @@ class RetrievalConfig(_Request):
 
 
 class SearchRequest(_Request):
+    @model_validator(mode="before")
+    @classmethod
+    def _older_sdks(cls, data: object) -> object:
+        return _legacy_conversation_id(data)
+
     query: str = Field(min_length=1, max_length=10_000)
     topics: list[Name | TopicSelector] | None = None
     user_id: UserId | None = None
