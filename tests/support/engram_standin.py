@@ -28,6 +28,7 @@ answer once `fail_at` requests were served, to exercise a client's retries and r
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -121,7 +122,7 @@ class EngramStandin:
         self.project = str(uuid.uuid4())
         self.groups = {
             name: {"group_id": str(uuid.uuid5(uuid.NAMESPACE_URL, name)), "name": name,
-                   "topics": topics}
+                   "topics": copy.deepcopy(topics)}
             for name, topics in groups.items()
         }  # fmt: skip
         self.memories: list[StandinMemory] = []
