@@ -93,8 +93,8 @@ def standin() -> Iterator[EngramStandin]:
     server.stop()
 
 
-def _cli(*args: str) -> Any:
-    return CliRunner().invoke(app, [*args, "--no-progress"])
+def _cli(*args: str, progress: bool = False) -> Any:
+    return CliRunner().invoke(app, [*args, "--progress" if progress else "--no-progress"])
 
 
 def _exported(target: LiveServer, key: str) -> dict[str, dict[str, Any]]:
@@ -227,13 +227,15 @@ def test_a_dry_run_counts_without_writing_and_429s_are_waited_out(
     done = _cli("import", "--from-engram", standin.url, "--key", standin.key,
                 "--users", str(users), "--url", target.url, "--api-key", key,
                 "--dry-run", "--report", str(report), "--rate", "500",
-                "--concurrency", "2")  # fmt: skip
+                "--concurrency", "2", progress=True)  # fmt: skip
     assert done.exit_code == 0, done.output
     summary = json.loads(report.read_text("utf-8"))
     assert summary["dry_run"] and summary["read"] == len(standin.memories)
     assert summary["groups_changed"] == {"default": ["SessionHistory"], "plugins": ["Processes"]}
     assert standin.fail_next == []  # every refusal was answered, then retried
     assert "would write" in done.stderr
+    # A bar per scope, closed with its verdict.
+    assert "default/UserKnowledge/u1" in done.stderr and "saturated" in done.stderr
     assert _exported(target, key) == {}
     groups = httpx.get(f"{target.url}/v1/groups", headers={"Authorization": f"Bearer {key}"})
     assert [g["name"] for g in groups.json()["groups"]] == ["default"]
