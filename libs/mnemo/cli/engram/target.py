@@ -9,6 +9,7 @@ stops the pull before anything is written (`GroupConflict`, naming it).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -121,20 +122,29 @@ class Writer:
     mnemo: PoliteClient | None  # None: a dry run (nothing written)
     group_map: dict[str, str]
     pending: list[dict[str, Any]] = field(default_factory=list)
+    # One batch in flight at a time: a flush waits for batches other scopes took.
+    sending: asyncio.Lock = field(default_factory=asyncio.Lock)
     written: int = 0
     already_here: int = 0
     rekeyed: int = 0
 
     async def add(self, memories: list[dict[str, Any]]) -> None:
         self.pending.extend(memories)
-        while len(self.pending) >= IMPORT_BATCH:
-            await self._send(self.pending[:IMPORT_BATCH])
-            del self.pending[:IMPORT_BATCH]
+        if len(self.pending) >= IMPORT_BATCH:
+            async with self.sending:
+                while len(self.pending) >= IMPORT_BATCH:
+                    batch = self.pending[:IMPORT_BATCH]
+                    del self.pending[:IMPORT_BATCH]
+                    await self._send(batch)
 
     async def flush(self) -> None:
-        if self.pending:
-            batch, self.pending = self.pending, []
-            await self._send(batch)
+        """Write everything pending; returns once every batch taken so far (by any scope)
+        is acknowledged, so a scope marked done has all its memories written."""
+        async with self.sending:
+            while self.pending:
+                batch = self.pending[:IMPORT_BATCH]
+                del self.pending[:IMPORT_BATCH]
+                await self._send(batch)
 
     async def _send(self, batch: list[dict[str, Any]]) -> None:
         if self.mnemo is None:
