@@ -273,5 +273,8 @@ def test_an_mcp_event_stream_that_carries_nothing_is_ended(
     ) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
-        for _ in response.iter_bytes():  # ends when the server ends the stream
-            pass
+        # It ends when the server ends it. Keep-alive comments every 15 s would keep a
+        # stream that is never ended alive for ever: the guard turns that into a failure.
+        deadline = time.monotonic() + GUARD_SECONDS
+        for _ in response.iter_bytes():
+            assert time.monotonic() < deadline, "the idle stream was never ended"
