@@ -28,7 +28,14 @@ from pathlib import Path
 from bench.common import ROOT, Table, child_env, free_port, spawn, stop, wait_http
 from bench.cpu import postmaster_pid, tree_cpu_seconds
 from bench.pipeline import burst, drain
-from bench.services import LLMProc, Server, mnemo_server, postgres_url, prepare_postgres
+from bench.services import (
+    UNLIMITED,
+    LLMProc,
+    Server,
+    mnemo_server,
+    postgres_url,
+    prepare_postgres,
+)
 from mnemo.settings import default_worker_processes
 
 SECTION = "6 distributed"
@@ -109,6 +116,7 @@ def distributed(
     pg.psql(f"CREATE DATABASE {name};")  # type: ignore[attr-defined]
     url = pg.get_uri().replace("/postgres?", f"/{name}?")  # type: ignore[attr-defined]
     env = {
+        **UNLIMITED,
         "MNEMO_DATABASE_URL": url,
         "MNEMO_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
         "MNEMO_KAFKA_TOPIC_PREFIX": f"bench-{name}-{int(time.time())}",

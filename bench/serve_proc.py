@@ -16,6 +16,7 @@ from pathlib import Path
 import uvicorn
 
 from mnemo.api import create_app
+from mnemo.api.connections import uvicorn_config
 from mnemo.engine.embedded import start_engine
 from mnemo.engine.processes import spawn_workers
 from mnemo.settings import Settings
@@ -28,8 +29,9 @@ async def serve(port: int, data_dir: Path, key_file: Path) -> None:
     try:
         await workers.wait_ready()
         _, secret = await engine.create_key(settings.project, "bench")
-        config = uvicorn.Config(
+        config = uvicorn_config(
             create_app(settings, engine),
+            settings,
             host="127.0.0.1",
             port=port,
             log_level="warning",

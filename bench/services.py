@@ -36,6 +36,11 @@ def fake_llm(work: Path, delay: float) -> Iterator[LLMProc]:
         stop(proc)
 
 
+# The benches push one project far past what an agent does, on purpose: its per-project
+# add rate and open-run quota (on by default) would only measure themselves.
+UNLIMITED = {"MNEMO_PROJECT_ADDS_PER_SECOND": "0", "MNEMO_PROJECT_MAX_OPEN_RUNS": "0"}
+
+
 @dataclass
 class Server:
     url: str
@@ -61,7 +66,7 @@ def mnemo_server(
     key_file = work / f"{name}.key"
     key_file.unlink(missing_ok=True)
     log = work / f"{name}.log"
-    env = {"MNEMO_WORKERS": str(workers), **(extra_env or {})}
+    env = {"MNEMO_WORKERS": str(workers), **UNLIMITED, **(extra_env or {})}
     if llm is not None:
         env.update(MNEMO_LLM_BASE_URL=llm.url, MNEMO_LLM_API_KEY="bench", MNEMO_LLM_MODEL="fake")
     if not (data_dir / "pg" / "PG_VERSION").exists():

@@ -200,10 +200,12 @@ class Settings(BaseSettings):
     heartbeat_timeout_seconds: float = Field(default=20.0, gt=0)
 
     # Load shedding. Adds over a project's rate or open-run quota get 429, adds beyond the
-    # server's queue 503, both with Retry-After. 0 turns a limit off.
-    project_adds_per_second: float = Field(default=0.0, ge=0)
-    project_add_burst: int = Field(default=100, ge=1)
-    project_max_open_runs: int = Field(default=0, ge=0)
+    # server's queue 503, both with Retry-After. 0 turns a limit off. The defaults are far
+    # above what an agent does (a few adds a minute, a handful of open runs) and stop one
+    # runaway project from filling the server's queue alone (docs/guides/hardening.md).
+    project_adds_per_second: float = Field(default=100.0, ge=0)
+    project_add_burst: int = Field(default=1000, ge=1)
+    project_max_open_runs: int = Field(default=10_000, ge=0)
     max_open_runs: int = Field(default=100_000, ge=0)
     # Adds waiting in memory for the next group commit, and HTTP requests in progress.
     max_queued_adds: int = Field(default=10_000, ge=1)
@@ -233,6 +235,20 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    # Slow and keyless clients (docs/guides/hardening.md). A request head must arrive
+    # within the header timeout of its first byte (or of the connection), its body within
+    # the body timeout of the head; past them the connection is closed (408).
+    header_timeout_seconds: float = Field(default=10.0, gt=0)
+    body_timeout_seconds: float = Field(default=30.0, gt=0)
+    # Connections still sending their request head; past this many the one waiting
+    # longest is closed, so slow clients cannot hold the server's connections.
+    max_unauthenticated_connections: int = Field(default=256, ge=1)
+    # Long-lived requests (GET /mcp event streams, run waits) at once, per API key and in
+    # all; they do not count against max_inflight_requests. An event stream that carries
+    # nothing for stream_idle_seconds is ended.
+    streams_per_key: int = Field(default=32, ge=1)
+    max_streams: int = Field(default=512, ge=1)
+    stream_idle_seconds: float = Field(default=60.0, gt=0)
     auth_disabled: bool = False
     # What one request may ask for (`MNEMO_LIMITS_*`, see `mnemo.domain.limits`).
     limits: InputLimits = Field(default_factory=InputLimits)

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import uvicorn
 
 from mnemo.api import create_app
+from mnemo.api.connections import uvicorn_config
 from mnemo.core.engine import Engine
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.embedded import start_engine
@@ -107,8 +108,8 @@ class LiveServer:
             watch = asyncio.create_task(watch_embedded_postgres(engine.database, self._error_out))
         try:
             app = create_app(self.settings, engine)
-            config = uvicorn.Config(
-                app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+            config = uvicorn_config(
+                app, self.settings, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
             )
             self._server = uvicorn.Server(config)
             await self._server.serve(sockets=[sock])

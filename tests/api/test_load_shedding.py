@@ -3,7 +3,7 @@ quota, 503 with Retry-After when the server's queue is full; nothing stored eith
 
 from __future__ import annotations
 
-import threading
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,30 +90,24 @@ def test_a_full_pipeline_queue_gets_503_for_everyone(start: Any) -> None:
 
 def test_requests_beyond_the_in_flight_limit_get_503_and_probes_still_answer(start: Any) -> None:
     server = start(max_inflight_requests=2)
-    run_id = add(server, "u1").json()["run_id"]
-    held: list[httpx.Response] = []
-
-    def long_poll() -> None:  # waits on the slow LLM's run: stays in flight
-        while True:  # a poll shed while an add held the other slot tries again
-            polled = httpx.get(f"{server.url}/v1/runs/{run_id}", params={"wait": 10}, timeout=30)
-            if polled.status_code != 503:
-                held.append(polled)
-                return
-            time.sleep(0.01)
-
-    pollers = [threading.Thread(target=long_poll) for _ in range(2)]
-    for poller in pollers:
-        poller.start()
+    address = httpx.URL(server.url)
+    # Two adds whose bodies are still arriving hold both slots (long-lived waits would
+    # not: they have a pool of their own, tests/api/test_slow_clients.py).
+    holders = [socket.create_connection((address.host, address.port)) for _ in range(2)]
     try:
+        for holder in holders:
+            holder.sendall(
+                b"POST /v1/memories HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+            )
         for _ in range(100):
             response = add(server, "u2")
             if response.status_code == 503:
                 break
-            time.sleep(0.05)  # the long polls have not arrived yet
+            time.sleep(0.05)  # the held adds have not arrived yet
         refused_with(response, 503, "MNEMO_MAX_INFLIGHT_REQUESTS")
         assert httpx.get(f"{server.url}/healthz").status_code == 200
         assert httpx.get(f"{server.url}/readyz").status_code == 200
     finally:
-        for poller in pollers:
-            poller.join()
-    assert [r.status_code for r in held] == [200, 200]
+        for holder in holders:
+            holder.close()

@@ -160,5 +160,8 @@ def test_missing_and_bad_keys(tenant: Tenant) -> None:
 
 
 def test_unknown_route_and_method(tenant: Tenant) -> None:
-    _problem(httpx.get(f"{tenant.url}/v1/nothing"), 404)
-    _problem(httpx.patch(f"{tenant.url}/v1/memories/search"), 405)
+    auth = {"Authorization": f"Bearer {tenant.key}"}
+    _problem(httpx.get(f"{tenant.url}/v1/nothing", headers=auth), 404)
+    _problem(httpx.patch(f"{tenant.url}/v1/memories/search", headers=auth), 405)
+    # Without a key the API answers nothing but 401, not even which routes exist.
+    _problem(httpx.get(f"{tenant.url}/v1/nothing"), 401)

@@ -147,6 +147,8 @@ def served(
                     str(port),
                     "--data-dir",
                     str(data_dir),
+                    "--print-key-to",
+                    str(data_dir / "key"),
                 ],
                 env=env,
                 stdout=log,
@@ -156,9 +158,9 @@ def served(
                 url = f"http://127.0.0.1:{port}"
                 _wait_healthy(url, process, log_path)
                 output = log_path.read_text()
-                key = re.search(r"created a local API key: (\S+)", output)
-                assert key, output
-                yield Served(url, key.group(1), output)
+                key = (data_dir / "key").read_text().strip()
+                assert key and key not in output, output  # the key never reaches the log
+                yield Served(url, key, output)
             finally:
                 process.send_signal(signal.SIGTERM)
                 try:

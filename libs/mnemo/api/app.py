@@ -8,12 +8,15 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
+from mnemo.api.authenticate import Authenticate
+from mnemo.api.body_timeout import BodyReadTimeout
 from mnemo.api.host_guard import LOOPBACK_HOSTS, LoopbackHostOnly
 from mnemo.api.inflight import InFlightLimit
 from mnemo.api.json_guard import JsonGuard
 from mnemo.api.limits import BodySizeLimit
 from mnemo.api.problems import install_problem_handlers
 from mnemo.api.routes import auth, groups, health, memories, runs, status, transfer, users
+from mnemo.api.streams import StreamPool
 from mnemo.api.text_guard import reject_bad_parameters
 from mnemo.api.tracing import TraceContext
 from mnemo.console import install_console
@@ -88,11 +91,21 @@ def create_app(
     # A plain Route: an ASGI endpoint, outside FastAPI's validation and OpenAPI schema.
     app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))
     install_problem_handlers(app)
-    # Outermost last: the Host check, then the body cap, then the JSON checks.
+    # Outermost last. The Host check and the key check come first, on the request head
+    # alone, before any capacity is taken or any body byte read; then the pools (streams,
+    # other requests), then the body's deadline, its size cap and the JSON checks.
     app.add_middleware(JsonGuard)
     app.add_middleware(BodySizeLimit, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyReadTimeout, seconds=settings.body_timeout_seconds)
+    app.add_middleware(InFlightLimit, max_inflight=settings.max_inflight_requests)
+    app.add_middleware(
+        StreamPool,
+        per_key=settings.streams_per_key,
+        total=settings.max_streams,
+        idle_seconds=settings.stream_idle_seconds,
+    )
+    app.add_middleware(Authenticate, settings=settings, engine=lambda: app.state.engine)
     if settings.auth_disabled:
         app.add_middleware(LoopbackHostOnly, configured_host=settings.host)
-    app.add_middleware(InFlightLimit, max_inflight=settings.max_inflight_requests)
     app.add_middleware(TraceContext)
     return app

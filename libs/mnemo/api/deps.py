@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 from fastapi.requests import HTTPConnection
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from mnemo.api.authenticate import SCOPE_PROJECT
 from mnemo.api.problems import Unauthorized
 from mnemo.core.engine import Engine
 from mnemo.settings import Settings
@@ -48,11 +49,17 @@ async def project_for_secret(engine: Engine, settings: Settings, secret: str | N
 
 
 async def get_project(
+    request: Request,
     engine: EngineDep,
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> str:
-    """The project the bearer key belongs to; 401 for a missing, unknown or revoked key."""
+    """The project the bearer key belongs to; 401 for a missing, unknown or revoked key.
+    The `Authenticate` middleware has normally checked the key already, before the body
+    was read, and left the project in the scope."""
+    checked: str | None = request.scope.get(SCOPE_PROJECT)
+    if checked is not None:
+        return checked
     return await project_for_secret(
         engine, settings, credentials.credentials if credentials else None
     )
@@ -65,6 +72,9 @@ async def project_of_connection(
     connection: HTTPConnection, engine: Engine, settings: Settings
 ) -> str:
     """`get_project` outside FastAPI's routing (the MCP endpoint is a plain ASGI app)."""
+    checked: str | None = connection.scope.get(SCOPE_PROJECT)
+    if checked is not None:
+        return checked
     credentials = await _bearer(connection)
     return await project_for_secret(
         engine, settings, credentials.credentials if credentials else None

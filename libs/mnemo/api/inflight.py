@@ -2,7 +2,8 @@
 
 Past that many requests in progress (MNEMO_MAX_INFLIGHT_REQUESTS), more would only queue
 for the event loop, the connection pool and the CPU, and every request would get slower.
-Liveness, readiness and metrics are exempt, so probes still see the truth under load.
+Liveness, readiness and metrics are exempt, so probes still see the truth under load, and
+so are long-lived requests, which `StreamPool` counts in a pool of their own.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.api.problems import problem_response
+from mnemo.api.streams import SCOPE_STREAM
 
 EXEMPT_PATHS = frozenset({"/health", "/healthz", "/readyz", "/metrics"})
 RETRY_AFTER_SECONDS = 1
@@ -24,7 +26,7 @@ class InFlightLimit:
         self.inflight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in EXEMPT_PATHS:
+        if scope["type"] != "http" or scope["path"] in EXEMPT_PATHS or SCOPE_STREAM in scope:
             await self.app(scope, receive, send)
             return
         if self.inflight >= self.max_inflight:

@@ -7,6 +7,7 @@ commands do not load FastAPI, uvicorn and the engine.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -45,6 +46,16 @@ def serve_command(
             "or 'default'); an existing default group is kept",
         ),
     ] = None,
+    print_key_to: Annotated[
+        Path | None,
+        typer.Option(
+            "--print-key-to",
+            metavar="FILE",
+            help="Write the project's API key to FILE (mode 0600) for scripts: a key of the "
+            "project already there is kept, else a new one is made. Without it a new key is "
+            "shown on the terminal only, never in a log",
+        ),
+    ] = None,
 ) -> None:
     """Serve the Engram v1 API with embedded workers (and embedded Postgres by default)."""
     import asyncio
@@ -74,7 +85,7 @@ def serve_command(
         typer.echo(f"mnemo serve: {exc}", err=True)
         raise typer.Exit(code=1) from exc
     try:
-        asyncio.run(serve(settings))
+        asyncio.run(serve(settings, print_key_to))
     except (GaveUp, EmbedderMismatch) as exc:  # said in one line: no traceback helps here
         typer.echo(f"mnemo serve: {exc}", err=True)
         raise typer.Exit(code=1) from exc

@@ -4,16 +4,21 @@ processes, and the embedded Postgres it keeps running."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
 
 import typer
 import uvicorn
 
 from mnemo.api import create_app
 from mnemo.api.app import LOOPBACK_HOSTS
+from mnemo.api.connections import uvicorn_config
 from mnemo.core.engine import Engine
 from mnemo.core.groups import default_group_status
 from mnemo.engine.embedded import start_engine
@@ -32,6 +37,32 @@ async def local_key(engine: Engine, settings: Settings) -> str | None:
         return None
     _, secret = await engine.create_key(settings.project, "local")
     return secret
+
+
+async def key_for_file(engine: Engine, settings: Settings, path: Path) -> tuple[str, bool]:
+    """(the key `path` holds, whether it was made now) for `--print-key-to`: a key of the
+    project already in the file is kept, so a script may restart the server; otherwise
+    a new key is written there, readable by its owner only."""
+    try:
+        held = (await asyncio.to_thread(path.read_text)).strip()
+    except FileNotFoundError:
+        held = ""
+    if held and await engine.project_for_key(held) == settings.project:
+        return held, False
+    _, secret = await engine.create_key(settings.project, "local")
+    await asyncio.to_thread(write_private, path, secret + "\n")
+    return secret, True
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path` (mode 0600) through a temporary file, so a reader never
+    sees half a key."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(partial, path)
 
 
 class GracefulServer(uvicorn.Server):
@@ -57,8 +88,9 @@ class GaveUp(RuntimeError):
     not stay up. `mnemo serve` exits with code 1."""
 
 
-async def serve(settings: Settings) -> None:
-    """Run until a signal stops it; raise GaveUp if supervision gives up."""
+async def serve(settings: Settings, key_file: Path | None = None) -> None:
+    """Run until a signal stops it; raise GaveUp if supervision gives up. `key_file`:
+    where `--print-key-to` writes the project's key."""
     engine = await start_engine(settings, run_workers=settings.worker_processes == 0)
     workers = None
     if settings.worker_processes:
@@ -80,12 +112,9 @@ async def serve(settings: Settings) -> None:
                 raise GaveUp(str(exc)) from exc
         if failures:
             raise GaveUp(failures[0])
-        await announce(engine, settings)
-        config = uvicorn.Config(
-            create_app(settings, engine, local_workers=workers),
-            host=settings.host,
-            port=settings.port,
-            log_level="info",
+        await announce(engine, settings, key_file, terminal())
+        config = uvicorn_config(
+            create_app(settings, engine, local_workers=workers), settings, log_level="info"
         )
         install_repeat_filter("uvicorn", "uvicorn.access")  # uvicorn's own handlers
         server = GracefulServer(config)
@@ -103,10 +132,18 @@ async def serve(settings: Settings) -> None:
         raise GaveUp(failures[0])
 
 
-async def announce(engine: Engine, settings: Settings) -> None:
-    """Tell the operator where mnemo listens, with what, and a fresh local key if any."""
+def terminal() -> TextIO | None:
+    """stderr when it is a terminal: the only place a new key is shown. Redirected to a
+    file (a service's log), it is not, and a key written there would stay there."""
+    return sys.stderr if sys.stderr.isatty() else None
+
+
+async def announce(
+    engine: Engine, settings: Settings, key_file: Path | None, tty: TextIO | None
+) -> None:
+    """Tell the operator where mnemo listens, with what, and a fresh local key if any: on
+    the terminal `tty` only (None: stderr is not one), or in `key_file`."""
     url = f"http://{settings.host}:{settings.port}"
-    secret = await local_key(engine, settings)
     typer.echo(f"mnemo listening on {url} (project '{settings.project}')", err=True)
     typer.echo(f"MCP (Streamable HTTP, same keys): {url}/mcp", err=True)
     deps = engine.deps
@@ -120,8 +157,28 @@ async def announce(engine: Engine, settings: Settings) -> None:
             "(set MNEMO_LLM_BASE_URL / MNEMO_LLM_API_KEY for real extraction)",
             err=True,
         )
-    if secret:
-        typer.echo(f"created a local API key: {secret}", err=True)
-        typer.echo(f"  export MNEMO_URL={url} MNEMO_API_KEY={secret}", err=True)
-    elif not settings.auth_disabled:
+    if settings.auth_disabled:
+        return
+    if key_file is not None:
+        _, made = await key_for_file(engine, settings, key_file)
+        said = "wrote a new API key to" if made else "the API key in"
+        typer.echo(f"{said} {key_file} (readable by its owner only)", err=True)
+        return
+    if tty is None and not await _has_active_key(engine, settings):
+        typer.echo(
+            "no API key yet, and stderr is not a terminal, so a new key would only reach a "
+            "log file: create one with `mnemo keys create`, or start with "
+            "`mnemo serve --print-key-to FILE`",
+            err=True,
+        )
+        return
+    secret = await local_key(engine, settings) if tty is not None else None
+    if secret and tty is not None:
+        print(f"created a local API key: {secret}", file=tty, flush=True)
+        print(f"  export MNEMO_URL={url} MNEMO_API_KEY={secret}", file=tty, flush=True)
+    else:
         typer.echo("using existing API keys (`mnemo keys create` makes another)", err=True)
+
+
+async def _has_active_key(engine: Engine, settings: Settings) -> bool:
+    return any(k.revoked_at is None for k in await engine.list_keys(settings.project))

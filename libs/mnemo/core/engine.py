@@ -34,6 +34,7 @@ from mnemo.core.idempotency import Admission, earlier_run, still_contended
 from mnemo.core.keyring import KeyRing
 from mnemo.core.records import RunRecord
 from mnemo.core.retry import RunRetry
+from mnemo.core.run_watch import RunWatch
 from mnemo.core.shedding import Shedder
 from mnemo.core.transport import RunTransport
 from mnemo.domain.erasure import ErasureReport
@@ -79,8 +80,10 @@ class Engine:
     retrier: RunRetry = field(init=False)
     shedder: Shedder = field(init=False)
     dynamics: Dynamics = field(init=False)
+    run_watch: RunWatch = field(init=False)
 
     def __post_init__(self) -> None:
+        self.run_watch = RunWatch(self.database.url)
         self.key_ring = KeyRing(self.database.db, self.deps.clock)
         self.retrier = RunRetry(self.database.db, self.transport, self.deps.clock, self.get_run)
         self.shedder = Shedder(self.settings, self.database.db)
@@ -89,6 +92,7 @@ class Engine:
     async def close(self) -> None:
         """Stop the transport's background work, then the providers and the database."""
         await self.transport.stop()
+        await self.run_watch.close()
         await self.dynamics.close()
         await self.deps.aclose()
         await self.database.close()
@@ -196,15 +200,20 @@ class Engine:
         return await self.dynamics.with_gate(run)
 
     async def wait_run(self, project: str, run_id: str, timeout: float) -> Run:
-        """The run once it is terminal, or as it stands when `timeout` passes."""
+        """The run once it is terminal, or as it stands when `timeout` passes. It is read
+        again only when a notification says it may have finished (`core.run_watch`)."""
         deadline = time.monotonic() + timeout
-        delay = 0.02
-        while True:
-            run = await self.get_run(project, run_id)
-            if run.status.terminal or time.monotonic() >= deadline:
-                return run
-            await asyncio.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-            delay = min(delay * 1.5, 0.25)
+        async with self.run_watch.watching(run_id) as changed:
+            while True:
+                changed.clear()
+                run = await self.get_run(project, run_id)
+                left = deadline - time.monotonic()
+                if run.status.terminal or left <= 0:
+                    return run
+                try:
+                    await asyncio.wait_for(changed.wait(), left)
+                except TimeoutError:
+                    pass
 
     async def retry_run(self, project: str, run_id: str) -> Run:
         """Re-drive a failed run from its kept raw input (`core.retry`): 409 if it cannot

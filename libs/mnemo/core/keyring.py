@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -11,6 +12,11 @@ from mnemo.core.ttl_cache import TTLCache
 from mnemo.store import keys
 
 KEY_CACHE_SECONDS = 5.0
+# Lookups of keys not known to be valid (new keys, and every made-up key a client sends)
+# that run at once: a flood of random keys queues here instead of taking the database
+# pool from authenticated requests. Keys that were valid at their last lookup skip it.
+UNKNOWN_KEY_LOOKUPS = 2
+MAX_KNOWN_KEYS = 10_000
 
 
 @dataclass
@@ -18,6 +24,10 @@ class KeyRing:
     db: AsyncEngine
     clock: Clock
     _cache: TTLCache[str, str | None] = field(default_factory=lambda: TTLCache(KEY_CACHE_SECONDS))
+    _valid: set[str] = field(default_factory=set)  # digests valid at their last lookup
+    _unknown: asyncio.Semaphore = field(
+        default_factory=lambda: asyncio.Semaphore(UNKNOWN_KEY_LOOKUPS)
+    )
 
     async def create(self, project: str, name: str) -> tuple[keys.ApiKey, str]:
         """The stored key and its secret (shown once, never stored)."""
@@ -37,9 +47,23 @@ class KeyRing:
     async def project_for(self, secret: str) -> str | None:
         """The key's project, or None. Answers are cached for KEY_CACHE_SECONDS, so a key
         revoked by another process stops working within that time (at once in this one)."""
+        digest = keys.hash_key(secret)
 
         async def lookup() -> str | None:
-            async with self.db.connect() as conn:
-                return await keys.project_for(conn, secret)
+            if digest in self._valid:
+                return await self._read(secret, digest)
+            async with self._unknown:
+                return await self._read(secret, digest)
 
-        return await self._cache.get(keys.hash_key(secret), lookup)
+        return await self._cache.get(digest, lookup)
+
+    async def _read(self, secret: str, digest: str) -> str | None:
+        async with self.db.connect() as conn:
+            project = await keys.project_for(conn, secret)
+        if project is None:
+            self._valid.discard(digest)
+        else:
+            if len(self._valid) >= MAX_KNOWN_KEYS:
+                self._valid.clear()  # bounded; a cleared key only waits its turn once
+            self._valid.add(digest)
+        return project

@@ -46,12 +46,11 @@ async def serve(settings: Settings) -> None:
     import uvicorn
 
     from mnemo.api import create_app
+    from mnemo.api.connections import uvicorn_config
 
     engine = await start_engine(settings)
     try:
-        config = uvicorn.Config(
-            create_app(settings, engine), host=settings.host, port=settings.port, log_level="info"
-        )
+        config = uvicorn_config(create_app(settings, engine), settings, log_level="info")
         await uvicorn.Server(config).serve()
     finally:
         await engine.close()

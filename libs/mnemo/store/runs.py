@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.memory import CommittedOperation, CommittedOperations, Run, RunState
 from mnemo.domain.retention import Redaction
+from mnemo.store import run_events
 from mnemo.store.schema import runs
 
 _OPEN = (RunState.running.value, RunState.in_buffer.value)
@@ -166,12 +167,16 @@ async def set_status(
     now: datetime,
     error: str | None = None,
 ) -> None:
-    """Move open runs to `status`; finished runs keep theirs."""
+    """Move open runs to `status`; finished runs keep theirs. Waiters of runs moved to a
+    terminal status are notified at commit."""
+    ids = list(run_ids)
     await conn.execute(
         update(runs)
-        .where(runs.c.run_id.in_(list(run_ids)), runs.c.status.in_(_OPEN))
+        .where(runs.c.run_id.in_(ids), runs.c.status.in_(_OPEN))
         .values(status=status.value, error=error, updated_at=now)
     )
+    if status.terminal:
+        await run_events.notify_finished(conn, ids)
 
 
 async def ensure(conn: AsyncConnection, row: Mapping[str, Any]) -> bool:
@@ -254,7 +259,10 @@ async def fail_retry(
         .values(status=RunState.failed.value, error=error, updated_at=now)
         .returning(runs.c.run_id)
     )
-    return result.first() is not None
+    failed = result.first() is not None
+    if failed:
+        await run_events.notify_finished(conn, [run_id])
+    return failed
 
 
 async def record_commit(
@@ -269,6 +277,7 @@ async def record_commit(
     """
     stamp = now.isoformat()
     completed: list[datetime] = []
+    run_ids = list(run_ids)
     for run_id in run_ids:
         row = (
             await conn.execute(
@@ -297,6 +306,7 @@ async def record_commit(
                 error=None,
             )
         )
+    await run_events.notify_finished(conn, list(run_ids))
     return completed
 
 

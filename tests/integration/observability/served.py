@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -63,6 +62,7 @@ def mnemo_serve(
     }
     log = data_dir / "serve.log"
     command = [sys.executable, "-m", "mnemo.cli.main", "serve", "--worker-processes", "1"]
+    command += ["--print-key-to", str(data_dir / "key")]
     with log.open("wb") as out:
         process = subprocess.Popen(
             [*command, "--port", str(port), "--data-dir", str(data_dir)],
@@ -73,9 +73,9 @@ def mnemo_serve(
     try:
         url = f"http://127.0.0.1:{port}"
         wait_ready(url, process, log)
-        key = re.search(r"created a local API key: (\S+)", log.read_text())
-        assert key, log.read_text()
-        yield Served(url, key.group(1), process, log)
+        key = (data_dir / "key").read_text().strip()
+        assert key and key not in log.read_text(), log.read_text()
+        yield Served(url, key, process, log)
     finally:
         process.send_signal(signal.SIGTERM)
         try:

@@ -19,7 +19,10 @@ class Clock:
 
 def shedder(clock: Clock, rate: float, burst: int) -> Shedder:
     settings = Settings(
-        project_adds_per_second=rate, project_add_burst=burst, max_open_runs=0
+        project_adds_per_second=rate,
+        project_add_burst=burst,
+        max_open_runs=0,
+        project_max_open_runs=0,
     )  # no quota: no database needed
     return Shedder(settings, db=None, clock=clock)  # type: ignore[arg-type]
 
@@ -59,3 +62,39 @@ async def test_no_rate_means_no_limit_and_buckets_stay_bounded() -> None:
         await limited.admit(f"project-{i}")
         clock.now += 1.0  # each bucket has refilled by the next project's add
     assert len(limited._buckets) <= MAX_BUCKETS
+
+
+class CountedShedder(Shedder):
+    """The open-run counts from a dict instead of the database."""
+
+    def __init__(self, settings: Settings, open_runs: dict[str, int]) -> None:
+        super().__init__(settings, db=None, clock=Clock())  # type: ignore[arg-type]
+        self.open_runs = open_runs
+
+    async def _read_counts(self) -> dict[str, int]:
+        self._admitted = {}
+        return dict(self.open_runs)
+
+
+async def test_the_add_rate_is_on_by_default_far_above_an_agent() -> None:
+    defaults = Settings()
+    assert defaults.project_adds_per_second >= 10  # an agent adds a few times a minute
+    shed = shedder(Clock(), defaults.project_adds_per_second, defaults.project_add_burst)
+    for _ in range(defaults.project_add_burst):
+        await shed.admit("p")
+    with pytest.raises(InvalidRequest) as refused:
+        await shed.admit("p")
+    assert refused.value.status == 429
+
+
+async def test_the_open_run_quota_is_on_by_default() -> None:
+    defaults = Settings()
+    quota = defaults.project_max_open_runs
+    assert 100 <= quota < defaults.max_open_runs  # no single project fills the server
+    shed = CountedShedder(defaults, {"p": quota - 1, "other": 5})
+    await shed.admit("p")  # the last one under the quota
+    with pytest.raises(InvalidRequest) as refused:
+        await shed.admit("p")
+    assert refused.value.status == 429
+    assert "MNEMO_PROJECT_MAX_OPEN_RUNS" in refused.value.detail
+    await shed.admit("other")
