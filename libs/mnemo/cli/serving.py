@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,8 +58,9 @@ class GaveUp(RuntimeError):
     not stay up. `mnemo serve` exits with code 1."""
 
 
-async def serve(settings: Settings) -> None:
-    """Run until a signal stops it; raise GaveUp if supervision gives up."""
+async def serve(settings: Settings, sock: socket.socket | None = None) -> None:
+    """Run until a signal stops it; raise GaveUp if supervision gives up. `sock`: the
+    listening socket `mnemo serve` bound before anything was created (None: bind here)."""
     engine = await start_engine(settings, run_workers=settings.worker_processes == 0)
     workers = None
     if settings.worker_processes:
@@ -91,7 +93,7 @@ async def serve(settings: Settings) -> None:
         server = GracefulServer(config)
         if workers is not None:
             watches.append(asyncio.create_task(workers.supervise(give_up)))
-        await server.serve()
+        await server.serve(sockets=[sock] if sock is not None else None)
     finally:
         for watch in watches:
             watch.cancel()
