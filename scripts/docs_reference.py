@@ -58,15 +58,43 @@ MEANINGS_BY_HAND = {
 }
 # Read by clients, scripts and libraries, not by Settings.
 OTHER_VARIABLES = [
-    ("MNEMO_URL", "`http://127.0.0.1:8080`", "the server the CLI's remote commands and `mnemo mcp` talk to"),
-    ("MNEMO_API_KEY", "unset", "the API key of the CLI's remote commands and `mnemo mcp` (`make run` prints one)"),
+    (
+        "MNEMO_URL",
+        "`http://127.0.0.1:8080`",
+        "the server the CLI's remote commands and `mnemo mcp` talk to",
+    ),
+    (
+        "MNEMO_API_KEY",
+        "unset",
+        "the API key of the CLI's remote commands and `mnemo mcp` (`make run` prints one)",
+    ),
     ("DATABASE_URL", "unset", "same as `MNEMO_DATABASE_URL`"),
-    ("MNEMO_LOG_DIR", "`build/run-distributed`", "`scripts/run-distributed.sh`: where each process logs"),
-    ("MNEMO_METRICS_BASE_PORT", "9100", "`scripts/run-distributed.sh`: first `/metrics` port of the stage services"),
+    (
+        "MNEMO_LOG_DIR",
+        "`build/run-distributed`",
+        "`scripts/run-distributed.sh`: where each process logs",
+    ),
+    (
+        "MNEMO_METRICS_BASE_PORT",
+        "9100",
+        "`scripts/run-distributed.sh`: first `/metrics` port of the stage services",
+    ),
     ("MNEMO_TEST_CHROMIUM", "`/usr/bin/chromium`", "the console's browser tests: the browser"),
-    ("MNEMO_TEST_CHROMEDRIVER", "`/usr/bin/chromedriver`", "the console's browser tests: the driver"),
-    ("PROMETHEUS_MULTIPROC_DIR", "unset: a private temp folder", "`mnemo serve`: where every process writes its metrics ([Operate](../guides/operate.md#observability))"),
-    ("OTEL_*", "unset: no tracing", "OpenTelemetry tracing with the `otel` extra ([Operate](../guides/operate.md#observability))"),
+    (
+        "MNEMO_TEST_CHROMEDRIVER",
+        "`/usr/bin/chromedriver`",
+        "the console's browser tests: the driver",
+    ),
+    (
+        "PROMETHEUS_MULTIPROC_DIR",
+        "unset: a private temp folder",
+        "`mnemo serve`: where every process writes its metrics ([Operate](../guides/operate.md#observability))",
+    ),
+    (
+        "OTEL_*",
+        "unset: no tracing",
+        "OpenTelemetry tracing with the `otel` extra ([Operate](../guides/operate.md#observability))",
+    ),
 ]
 
 CONFIGURATION_INTRO = """\
@@ -164,7 +192,11 @@ def configuration_markdown() -> str:
             )
         )
     parts.append("\n## Read by clients, scripts and libraries\n")
-    parts.append(_table([(f"`{n}`", d, m) for n, d, m in OTHER_VARIABLES], ("variable", "default", "meaning")))
+    parts.append(
+        _table(
+            [(f"`{n}`", d, m) for n, d, m in OTHER_VARIABLES], ("variable", "default", "meaning")
+        )
+    )
     return "".join(parts)
 
 
@@ -264,7 +296,11 @@ def http_markdown(document: dict[str, Any] | None = None) -> str:
             if op.get("description"):
                 parts.append(inspect.cleandoc(op["description"]) + "\n\n")
             params = [
-                (f"`{p['name']}` ({p['in']})", _schema_name(p.get("schema", {})), p.get("description", ""))
+                (
+                    f"`{p['name']}` ({p['in']})",
+                    _schema_name(p.get("schema", {})),
+                    p.get("description", ""),
+                )
                 for p in op.get("parameters", [])
             ]
             if params:
@@ -285,13 +321,19 @@ def http_markdown(document: dict[str, Any] | None = None) -> str:
             parts.append(inspect.cleandoc(schema["description"]) + "\n\n")
         required = set(schema.get("required", []))
         rows = [
-            (f"`{prop}`" + (" (required)" if prop in required else ""), _schema_name(sub), sub.get("description", ""))
+            (
+                f"`{prop}`" + (" (required)" if prop in required else ""),
+                _schema_name(sub),
+                sub.get("description", ""),
+            )
             for prop, sub in schema.get("properties", {}).items()
         ]
         if rows:
             parts.append(_table(rows, ("field", "type", "meaning")))
         elif "enum" in schema:
-            parts.append("One of " + ", ".join(f"`{json.dumps(v)}`" for v in schema["enum"]) + ".\n")
+            parts.append(
+                "One of " + ", ".join(f"`{json.dumps(v)}`" for v in schema["enum"]) + ".\n"
+            )
     return "".join(parts)
 
 

@@ -60,9 +60,7 @@ def test_keys_create_names_the_variable_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_a_busy_port_is_reported_before_anything_is_created(
-    tmp_path: Path, busy_port: int
-) -> None:
+def test_a_busy_port_is_reported_before_anything_is_created(tmp_path: Path, busy_port: int) -> None:
     data_dir = tmp_path / "new"
     done = _mnemo("serve", "--port", str(busy_port), "--data-dir", str(data_dir))
     assert done.returncode == 1, done.stderr

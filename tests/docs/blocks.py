@@ -63,7 +63,9 @@ def blocks_of(text: str, page: Path) -> list[Block]:
             body: list[str] = []
             index += 1
             while index < len(lines) and not lines[index].strip().startswith(closing):
-                body.append(lines[index][indent:] if lines[index][:indent].isspace() else lines[index])
+                body.append(
+                    lines[index][indent:] if lines[index][:indent].isspace() else lines[index]
+                )
                 index += 1
             code = "\n".join(body) + "\n"
             found.append(Block(page, start + 1, fence["lang"].lower(), code, reason))

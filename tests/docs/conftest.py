@@ -28,7 +28,9 @@ class DocsServer(LiveServer):
         self.engine, self._loop = engine, asyncio.get_running_loop()
         try:
             app = create_app(self.settings, engine)
-            config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+            config = uvicorn.Config(
+                app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+            )
             self._server = uvicorn.Server(config)
             await self._server.serve(sockets=[sock])
         finally:

@@ -15,11 +15,13 @@ import uvicorn
 
 from mnemo.api import create_app
 from mnemo.api.app import LOOPBACK_HOSTS
+from mnemo.core.endpoints import EndpointChecks
 from mnemo.core.engine import Engine
 from mnemo.core.groups import default_group_status
 from mnemo.engine.embedded import start_engine
 from mnemo.engine.postgres_watch import watch_embedded_postgres
 from mnemo.engine.processes import spawn_workers
+from mnemo.llm.probe import configured_probes
 from mnemo.logs import install_repeat_filter
 from mnemo.settings import Settings
 
@@ -62,6 +64,7 @@ async def serve(settings: Settings, sock: socket.socket | None = None) -> None:
     """Run until a signal stops it; raise GaveUp if supervision gives up. `sock`: the
     listening socket `mnemo serve` bound before anything was created (None: bind here)."""
     engine = await start_engine(settings, run_workers=settings.worker_processes == 0)
+    endpoints = EndpointChecks(configured_probes(settings))
     workers = None
     if settings.worker_processes:
         workers = spawn_workers(settings, engine.database.url, settings.worker_processes)
@@ -83,8 +86,11 @@ async def serve(settings: Settings, sock: socket.socket | None = None) -> None:
         if failures:
             raise GaveUp(failures[0])
         await announce(engine, settings)
+        await warn_about_endpoints(endpoints)
+        app = create_app(settings, engine, local_workers=workers)
+        app.state.endpoint_checks = endpoints  # /readyz reports them
         config = uvicorn.Config(
-            create_app(settings, engine, local_workers=workers),
+            app,
             host=settings.host,
             port=settings.port,
             log_level="info",
@@ -103,6 +109,19 @@ async def serve(settings: Settings, sock: socket.socket | None = None) -> None:
         await engine.close()
     if failures:
         raise GaveUp(failures[0])
+
+
+async def warn_about_endpoints(endpoints: EndpointChecks) -> None:
+    """Check the configured LLM and embedder once; a failure is a warning, not a stop."""
+    for check in await endpoints.run():
+        if check.ok:
+            typer.echo(f"{check.name} check: {check.detail}", err=True)
+        else:
+            typer.echo(
+                f"WARNING: {check.name} check failed: {check.detail} "
+                "(adds will fail until it answers; /readyz and `mnemo status` name it)",
+                err=True,
+            )
 
 
 async def announce(engine: Engine, settings: Settings) -> None:
