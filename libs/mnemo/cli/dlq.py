@@ -9,7 +9,9 @@ import typer
 from mnemo.cli.common import opened_database, settings_with
 
 dlq_app = typer.Typer(
-    help="Dead-lettered records of the Kafka stage services.", no_args_is_help=True
+    help="Dead-lettered records of the Kafka stage services.",
+    no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: rich costs more than the rest of `--help` (main.py)
 )
 
 

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 app = typer.Typer(
-    help="Create, list and revoke API keys (one project per key).", no_args_is_help=True
+    help="Create, list and revoke API keys (one project per key).",
+    no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: rich costs more than the rest of `--help` (main.py)
 )
 
 
