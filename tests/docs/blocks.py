@@ -40,7 +40,7 @@ def pages(root: Path = ROOT) -> list[Path]:
     return [p for p in found if p.is_file()]
 
 
-def tested_elsewhere(text: str) -> str | None:
+def page_tested_by(text: str) -> str | None:
     first = text.splitlines()[0] if text else ""
     match = TESTED_ELSEWHERE.match(first.strip())
     return match["where"] if match else None
@@ -82,7 +82,7 @@ def runnable_blocks(root: Path = ROOT) -> list[Block]:
     result: list[Block] = []
     for path in pages(root):
         text = path.read_text(encoding="utf-8")
-        if tested_elsewhere(text):
+        if page_tested_by(text):
             continue
         relative = path.relative_to(root)
         result += [b for b in blocks_of(text, relative) if b.language in LANGUAGES]
