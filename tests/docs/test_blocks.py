@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.docs.blocks import blocks_of, runnable_blocks, page_tested_by
+from tests.docs.blocks import blocks_of, page_tested_by, runnable_blocks
 
 PAGE = """# A page
 
