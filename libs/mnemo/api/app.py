@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
+from mnemo.api.api_docs import install_api_docs
 from mnemo.api.authenticate import Authenticate
 from mnemo.api.body_timeout import BodyReadTimeout
 from mnemo.api.host_guard import LOOPBACK_HOSTS, LoopbackHostOnly
@@ -80,6 +81,9 @@ def create_app(
         description=DESCRIPTION,
         lifespan=lifespan,
         dependencies=[Depends(reject_bad_parameters)],
+        # served from packaged assets by install_api_docs: no CDN, so they work offline
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.engine = engine
@@ -87,6 +91,7 @@ def create_app(
     for module in (memories, runs, groups, auth, users, transfer, health, status):
         app.include_router(module.router)
     install_console(app)
+    install_api_docs(app)
     mcp = McpEndpoint(settings, lambda: app.state.engine)
     # A plain Route: an ASGI endpoint, outside FastAPI's validation and OpenAPI schema.
     app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))

@@ -45,10 +45,16 @@ PropertyOption = Annotated[
 
 
 def settings_with(**overrides: Any) -> Settings:
-    """Settings from the environment, with the options the user actually gave on top."""
-    from mnemo.settings import Settings
+    """Settings from the environment, with the options the user actually gave on top. A
+    misspelt `MNEMO_` variable ends the command with one line and exit code 2 (a usage
+    error), before anything is created."""
+    from mnemo.settings import Settings, UnknownVariables
 
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except UnknownVariables as exc:
+        typer.echo(f"mnemo: {exc}", err=True)
+        raise typer.Exit(code=2) from None
 
 
 @asynccontextmanager

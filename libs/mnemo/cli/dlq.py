@@ -6,11 +6,12 @@ import json
 
 import typer
 
-from mnemo.cli.common import opened_database
-from mnemo.settings import Settings
+from mnemo.cli.common import opened_database, settings_with
 
 dlq_app = typer.Typer(
-    help="Dead-lettered records of the Kafka stage services.", no_args_is_help=True
+    help="Dead-lettered records of the Kafka stage services.",
+    no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: rich costs more than the rest of `--help` (main.py)
 )
 
 
@@ -25,7 +26,7 @@ def list_command(
 
     from mnemo.kafka.dlqops import list_dlq
 
-    entries = asyncio.run(list_dlq(Settings().kafka))
+    entries = asyncio.run(list_dlq(settings_with().kafka))
     for e in entries:
         r = e.record
         if as_json:
@@ -59,7 +60,7 @@ def replay_command(
     from mnemo.kafka.dlqops import DlqReplay, replay_dlq
 
     async def replay() -> DlqReplay:
-        settings = Settings()
+        settings = settings_with()
         async with opened_database(settings) as db:
             return await replay_dlq(settings.kafka, db, offset or None)
 

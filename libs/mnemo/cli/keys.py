@@ -22,17 +22,31 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 app = typer.Typer(
-    help="Create, list and revoke API keys (one project per key).", no_args_is_help=True
+    help="Create, list and revoke API keys (one project per key).",
+    no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: rich costs more than the rest of `--help` (main.py)
 )
 
 
-def with_database(data_dir: Path | None, action: Callable[[AsyncConnection], Awaitable[T]]) -> T:
-    """Run `action` in one transaction on the configured database, then let go of it."""
+def with_database(
+    data_dir: Path | None, action: Callable[[AsyncConnection], Awaitable[T]], init: bool = False
+) -> T:
+    """Run `action` in one transaction on the configured database, then let go of it. An
+    embedded data dir that holds no mnemo database is refused (exit 1) unless `init`: a
+    mistyped --data-dir would otherwise get a fresh database, and a key no server accepts."""
     import asyncio
 
     from mnemo.store.database import connect
 
     settings = settings_with(data_dir=data_dir)
+    pg_dir = settings.data_dir / "pg"
+    if settings.database_url is None and not init and not (pg_dir / "PG_VERSION").is_file():
+        typer.echo(
+            f"mnemo keys: no mnemo database in {settings.data_dir} ({pg_dir} holds none); "
+            "check --data-dir or MNEMO_DATA_DIR, or pass --init to create one there",
+            err=True,
+        )
+        raise typer.Exit(code=1)
 
     async def main() -> T:
         database = await connect(
@@ -56,13 +70,19 @@ def create(
     name: Annotated[str, typer.Option("--name", help="A label for the key")] = "cli",
     project: ProjectOption = None,
     data_dir: DataDirOption = None,
+    init: Annotated[
+        bool,
+        typer.Option(
+            "--init", help="Create the embedded database if the data dir holds none (else refused)"
+        ),
+    ] = False,
 ) -> None:
     """Create a key and print ONLY the secret on stdout (it is never shown again)."""
     from mnemo.store import keys
 
     owner = project or settings_with().project
     _, secret = with_database(
-        data_dir, lambda conn: keys.create(conn, owner, name, datetime.now(UTC))
+        data_dir, lambda conn: keys.create(conn, owner, name, datetime.now(UTC)), init=init
     )
     typer.echo(secret)
 

@@ -1,7 +1,8 @@
 """The `mnemo` command (entry point `mnemo.cli.main:app`).
 
 Command modules import only typer at load time; each command imports what it needs when it
-runs, so remote commands start fast and only `serve` loads the engine.
+runs, so remote commands start fast and only `serve` loads the engine. Help is plain text
+(no rich), so `mnemo --help` and `mnemo COMMAND --help` load little more than typer.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ app = typer.Typer(
     help="mnemo: self-hosted memory for AI agents (Engram v1 API compatible).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain help text: rendering it with rich imports rich and markdown-it, which took longer
+    # than everything else `mnemo --help` does (bench/cli_speed.py).
+    rich_markup_mode=None,
 )
 app.command("serve")(serve_command)
 app.add_typer(keys.app, name="keys")

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from mnemo.cli.common import opened_database
-from mnemo.settings import Settings
+from mnemo.cli.common import opened_database, settings_with
 
 
 def replay_command(
@@ -22,7 +21,7 @@ def replay_command(
     from mnemo.kafka.replayops import ReplayReport, replay_group
 
     async def replay() -> ReplayReport:
-        settings = Settings()
+        settings = settings_with()
         async with opened_database(settings) as db:
             return await replay_group(settings.kafka, db, group, into, project)
 

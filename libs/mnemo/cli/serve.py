@@ -60,16 +60,11 @@ def serve_command(
     """Serve the Engram v1 API with embedded workers (and embedded Postgres by default)."""
     import asyncio
 
+    from mnemo.cli.listener import PortUnavailable, listen
     from mnemo.telemetry import multiprocess
 
-    # First: prometheus-client reads the variable when it is imported (by what follows),
-    # and the worker processes inherit it, so /metrics shows every process's series.
-    metrics_dir = multiprocess.prepare()
-    from mnemo.cli.serving import GaveUp, serve
-    from mnemo.logs import configure_logging
-    from mnemo.store.embedder_identity import EmbedderMismatch
-    from mnemo.tracing.setup import TracingUnavailable, configure
-
+    # Checks before acts: the settings (a misspelt variable exits 2) and the port, before
+    # a data dir, a database or a key is created.
     settings = settings_with(
         host=host,
         port=port,
@@ -77,17 +72,32 @@ def serve_command(
         worker_processes=worker_processes,
         default_template=template,
     )
+    try:
+        sock = listen(settings.host, settings.port)
+    except PortUnavailable as exc:
+        typer.echo(f"mnemo serve: {exc}", err=True)
+        raise typer.Exit(code=1) from exc
+    # Before prometheus-client is imported (by what follows): it reads the variable then,
+    # and the worker processes inherit it, so /metrics shows every process's series.
+    metrics_dir = multiprocess.prepare()
+    from mnemo.cli.serving import GaveUp, serve
+    from mnemo.logs import configure_logging
+    from mnemo.store.embedder_identity import EmbedderMismatch
+    from mnemo.tracing.setup import TracingUnavailable, configure
+
     configure_logging()
     try:
         configure("mnemo-gateway")  # OpenTelemetry, if OTEL_* asks; workers do the same
     except TracingUnavailable as exc:
+        sock.close()
         multiprocess.release(metrics_dir)
         typer.echo(f"mnemo serve: {exc}", err=True)
         raise typer.Exit(code=1) from exc
     try:
-        asyncio.run(serve(settings, print_key_to))
+        asyncio.run(serve(settings, sock, print_key_to))
     except (GaveUp, EmbedderMismatch) as exc:  # said in one line: no traceback helps here
         typer.echo(f"mnemo serve: {exc}", err=True)
         raise typer.Exit(code=1) from exc
     finally:
+        sock.close()
         multiprocess.release(metrics_dir)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -19,11 +20,13 @@ import uvicorn
 from mnemo.api import create_app
 from mnemo.api.app import LOOPBACK_HOSTS
 from mnemo.api.connections import uvicorn_config
+from mnemo.core.endpoints import EndpointChecks
 from mnemo.core.engine import Engine
 from mnemo.core.groups import default_group_status
 from mnemo.engine.embedded import start_engine
 from mnemo.engine.postgres_watch import watch_embedded_postgres
 from mnemo.engine.processes import spawn_workers
+from mnemo.llm.probe import configured_probes
 from mnemo.logs import install_repeat_filter
 from mnemo.settings import Settings
 
@@ -88,10 +91,14 @@ class GaveUp(RuntimeError):
     not stay up. `mnemo serve` exits with code 1."""
 
 
-async def serve(settings: Settings, key_file: Path | None = None) -> None:
-    """Run until a signal stops it; raise GaveUp if supervision gives up. `key_file`:
-    where `--print-key-to` writes the project's key."""
+async def serve(
+    settings: Settings, sock: socket.socket | None = None, key_file: Path | None = None
+) -> None:
+    """Run until a signal stops it; raise GaveUp if supervision gives up. `sock`: the
+    listening socket `mnemo serve` bound before anything was created (None: bind here).
+    `key_file`: where `--print-key-to` writes the project's key."""
     engine = await start_engine(settings, run_workers=settings.worker_processes == 0)
+    endpoints = EndpointChecks(configured_probes(settings))
     workers = None
     if settings.worker_processes:
         workers = spawn_workers(settings, engine.database.url, settings.worker_processes)
@@ -113,14 +120,15 @@ async def serve(settings: Settings, key_file: Path | None = None) -> None:
         if failures:
             raise GaveUp(failures[0])
         await announce(engine, settings, key_file, terminal())
-        config = uvicorn_config(
-            create_app(settings, engine, local_workers=workers), settings, log_level="info"
-        )
+        await warn_about_endpoints(endpoints)
+        app = create_app(settings, engine, local_workers=workers)
+        app.state.endpoint_checks = endpoints  # /readyz reports them
+        config = uvicorn_config(app, settings, log_level="info")
         install_repeat_filter("uvicorn", "uvicorn.access")  # uvicorn's own handlers
         server = GracefulServer(config)
         if workers is not None:
             watches.append(asyncio.create_task(workers.supervise(give_up)))
-        await server.serve()
+        await server.serve(sockets=[sock] if sock is not None else None)
     finally:
         for watch in watches:
             watch.cancel()
@@ -130,6 +138,19 @@ async def serve(settings: Settings, key_file: Path | None = None) -> None:
         await engine.close()
     if failures:
         raise GaveUp(failures[0])
+
+
+async def warn_about_endpoints(endpoints: EndpointChecks) -> None:
+    """Check the configured LLM and embedder once; a failure is a warning, not a stop."""
+    for check in await endpoints.run():
+        if check.ok:
+            typer.echo(f"{check.name} check: {check.detail}", err=True)
+        else:
+            typer.echo(
+                f"WARNING: {check.name} check failed: {check.detail} "
+                "(adds will fail until it answers; /readyz and `mnemo status` name it)",
+                err=True,
+            )
 
 
 def terminal() -> TextIO | None:
@@ -143,6 +164,7 @@ async def announce(
 ) -> None:
     """Tell the operator where mnemo listens, with what, and a fresh local key if any: on
     the terminal `tty` only (None: stderr is not one), or in `key_file`."""
+
     url = f"http://{settings.host}:{settings.port}"
     typer.echo(f"mnemo listening on {url} (project '{settings.project}')", err=True)
     typer.echo(f"MCP (Streamable HTTP, same keys): {url}/mcp", err=True)

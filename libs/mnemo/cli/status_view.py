@@ -31,6 +31,9 @@ def render(report: dict[str, Any]) -> str:
         row("lag", lag)
     row("runs", _runs(metrics, report.get("oldest_running_run_age_seconds")))
     row("llm", _llm(metrics))
+    for name, label in (("llm", "llm server"), ("embedder", "embedder")):
+        if name in checks:  # the endpoint checks of `mnemo serve` (mnemo.core.endpoints)
+            row(label, _check(checks[name]))
     failures = report.get("recent_failures")
     if failures is not None:
         lines.append(f"  last errors (project {report.get('project')}):")

@@ -64,9 +64,19 @@ class _Retrieval:
         return {"retrieval_type": self.retrieval_type, "limit": self.limit}
 
 
+def _with_floor(wire: dict[str, Any], min_score: float | None) -> dict[str, Any]:
+    # sent only when set: Engram servers do not know it
+    return wire if min_score is None else {**wire, "min_score": min_score}
+
+
 @dataclass(frozen=True)
 class VectorRetrieval(_Retrieval):
     retrieval_type: Literal["vector"] = "vector"
+    # mnemo extension: the least vector similarity, (cos + 1) / 2, of a hit.
+    min_score: float | None = None
+
+    def wire(self) -> dict[str, Any]:
+        return _with_floor(super().wire(), self.min_score)
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,12 @@ class BM25Retrieval(_Retrieval):
 @dataclass(frozen=True)
 class HybridRetrieval(_Retrieval):
     retrieval_type: Literal["hybrid"] = "hybrid"
+    # mnemo extension: the least vector similarity, (cos + 1) / 2, of a hit; hybrid's own
+    # scores are relative to each query's candidates (docs/guides/search.md#scores).
+    min_score: float | None = None
+
+    def wire(self) -> dict[str, Any]:
+        return _with_floor(super().wire(), self.min_score)
 
 
 @dataclass(frozen=True)

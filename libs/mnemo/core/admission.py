@@ -122,8 +122,9 @@ def memory_query(
         retrieval: RetrievalType = config.retrieval_type if config else "hybrid"
         limit = config.limit if config and config.limit else 10
         text = request.query
+        min_similarity = config.min_score if config else None
     else:
-        retrieval, limit, text = "hybrid", request.limit, ""
+        retrieval, limit, text, min_similarity = "hybrid", request.limit, "", None
     query = MemoryQuery(
         project=project,
         group=group.name,
@@ -133,6 +134,7 @@ def memory_query(
         limit=limit,
         text=text,
         retrieval_type=retrieval,
+        min_similarity=min_similarity,
         as_of=as_utc(request.as_of) if request.as_of is not None else None,
         include_consolidated=request.include_consolidated,
     )

@@ -79,9 +79,26 @@ class AddRequest(_Request):
     recalled: list[MemoryId] | None = Field(default=None, max_length=100)
 
 
+MIN_SCORE = (
+    "mnemo extension: the least vector similarity, (cosine + 1) / 2, a hit must have (vector "
+    "and hybrid modes). Unlike hybrid scores, which rank a query's candidates against each "
+    "other, it means the same for every query; in hybrid mode a hit outside the vector "
+    "list's candidates is dropped. The order of what is kept does not change."
+)
+
+
 class RetrievalConfig(_Request):
     retrieval_type: RetrievalType = "hybrid"
     limit: int | None = Field(default=None, ge=1, le=100)
+    min_score: float | None = Field(default=None, ge=0, le=1, description=MIN_SCORE)
+
+    @model_validator(mode="after")
+    def _min_score_needs_vectors(self) -> RetrievalConfig:
+        if self.min_score is not None and self.retrieval_type not in ("vector", "hybrid"):
+            raise ValueError(
+                f"min_score applies to vector and hybrid retrieval, not {self.retrieval_type}"
+            )
+        return self
 
 
 class SearchRequest(_Request):

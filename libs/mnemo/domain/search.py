@@ -42,6 +42,8 @@ class MemoryQuery(BaseModel):
     limit: int = Field(default=10, ge=1, le=100)
     text: str = ""
     retrieval_type: RetrievalType = "hybrid"
+    # The least vector similarity, (cos + 1) / 2, of a hit (vector and hybrid; None: any).
+    min_similarity: float | None = Field(default=None, ge=0, le=1)
     # A system time: answer from the memories as they stood then (None: as they are now).
     as_of: datetime | None = None
     # Also match consolidated episodes (an explicit search and list option).

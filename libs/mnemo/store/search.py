@@ -105,6 +105,16 @@ def fuse(
     return [(rows[memory_id], 1.0 / (1.0 + math.exp(-score))) for memory_id, score in ordered]
 
 
+def similar_enough(
+    hits: list[tuple[Hit, float]], vector: list[tuple[Hit, float]], floor: float
+) -> list[tuple[Hit, float]]:
+    """The fused `hits` whose vector score ((cos + 1) / 2) reaches `floor`, in their order:
+    a query-independent cut under hybrid's per-query scores. A hit the vector list did not
+    return ranked below all of its candidates there, so it has no known score: dropped."""
+    similarity = {row.id: score for row, score in vector}
+    return [(row, s) for row, s in hits if similarity.get(row.id, -1.0) >= floor]
+
+
 async def search(
     db: AsyncEngine,
     query: MemoryQuery,
@@ -138,10 +148,14 @@ async def search(
         hits = [(row, squash(score)) for row, score in await keyword_half(query.limit)]
     elif query.retrieval_type == "vector":
         hits = await vector_half(query.limit)
+        if query.min_similarity is not None:
+            hits = [(row, s) for row, s in hits if s >= query.min_similarity]
     else:
         depth = max(query.limit, FUSION_DEPTH)
         vector, keyword = await asyncio.gather(vector_half(depth), keyword_half(depth))
         hits = fuse(vector, keyword, hybrid_alpha, query.limit)
+        if query.min_similarity is not None:
+            hits = similar_enough(hits, vector, query.min_similarity)
     return [memory_from_row(row, score=round(score, 6)) for row, score in hits]
 
 

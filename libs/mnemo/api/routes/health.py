@@ -34,14 +34,18 @@ async def healthz() -> Health:
     tags=["mnemo extensions"],
 )
 async def readyz(engine: EngineDep, request: Request) -> Readiness | Response:
-    """Ready when the database (and in distributed mode the broker) answers and a pipeline
-    worker of each kind has a fresh heartbeat; reports the oldest running run's age."""
+    """Ready when the database (and in distributed mode the broker) answers, a pipeline
+    worker of each kind has a fresh heartbeat, and the configured LLM and embedding
+    endpoints answer (`mnemo serve`'s checks); reports the oldest running run's age."""
     report = await checks.readiness(
         engine.db,
         engine.transport,
         engine.settings.heartbeat_timeout_seconds,
         getattr(request.app.state, "local_workers", None),
     )
+    endpoints = getattr(request.app.state, "endpoint_checks", None)
+    if endpoints is not None:  # the configured LLM and embedder (mnemo.core.endpoints)
+        report.checks += await endpoints.current()
     body = Readiness(
         checks=[ReadinessCheck(name=c.name, ok=c.ok, detail=c.detail) for c in report.checks],
         workers=[
