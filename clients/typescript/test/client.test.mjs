@@ -12,13 +12,13 @@ import {
   MnemoProblemError,
   MnemoValidationError,
 } from "../dist/esm/index.js";
-import { startMnemo } from "./harness.mjs";
+import { sharedMnemo } from "./harness.mjs";
 
 let server;
 let mnemo;
 
 before(async () => {
-  server = await startMnemo();
+  server = await sharedMnemo();
   mnemo = new Mnemo({ baseUrl: server.url, apiKey: server.apiKey });
 });
 

@@ -102,3 +102,30 @@ export async function startMnemo({ env = {}, startSeconds = 120 } = {}) {
     },
   };
 }
+
+/**
+ * The server a test file uses: the one `scripts/test.mjs` started for the whole run (its
+ * address and key in MNEMO_TEST_URL / MNEMO_TEST_API_KEY), else one of its own. Each test
+ * makes its own users, projects and groups, so files can share a server.
+ */
+export async function sharedMnemo() {
+  const url = process.env.MNEMO_TEST_URL;
+  const apiKey = process.env.MNEMO_TEST_API_KEY;
+  const dataDir = process.env.MNEMO_TEST_DATA_DIR;
+  if (!url || !apiKey || !dataDir) return startMnemo();
+  return {
+    url,
+    apiKey,
+    dataDir,
+    log: () => "",
+    async createKey(project) {
+      const { stdout } = await promisify(execFile)(
+        mnemoBin(),
+        ["keys", "create", "--project", project, "--name", "ts-test", "--data-dir", dataDir],
+        { env: serverEnv({}) },
+      );
+      return stdout.trim();
+    },
+    async stop() {}, // the runner's
+  };
+}
