@@ -10,7 +10,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _export_script():  # scripts/ is not a package: load the script as the CLI runs it
-    spec = importlib.util.spec_from_file_location("export_openapi", ROOT / "scripts/export_openapi.py")
+    spec = importlib.util.spec_from_file_location(
+        "export_openapi", ROOT / "scripts/export_openapi.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
