@@ -254,6 +254,10 @@ class ScriptedLLMServer:
         with self._lock:
             return len(self._agent_turns)
 
+    def clear_agent_turns(self) -> None:
+        with self._lock:
+            self._agent_turns.clear()
+
     def fail(self, prompt_name: str, status: int = 503, times: int = 2) -> None:
         """The next `times` calls of `prompt_name` get HTTP `status` (before any answer)."""
         with self._lock:
