@@ -56,7 +56,7 @@ def test_an_example_runs_as_written(
             ]
         )
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    exec(compile(block, str(PAGE), "exec"), namespace)  # noqa: S102 - the page's own example
+    exec(compile(block, str(PAGE), "exec"), namespace)  # the page's own example
 
     printed = capsys.readouterr().out
     if agent:
