@@ -35,7 +35,8 @@ function freePort() {
 function serverEnv(extra) {
   const env = { ...process.env };
   // The server under test must not pick up the caller's deployment.
-  for (const name of Object.keys(env)) if (name.startsWith("MNEMO_") && name !== "MNEMO_BIN") delete env[name];
+  // mnemo refuses unknown MNEMO_* variables, MNEMO_BIN and MNEMO_TEST_* included.
+  for (const name of Object.keys(env)) if (name.startsWith("MNEMO_")) delete env[name];
   return { ...env, MNEMO_EMBEDDING_PROVIDER: "hash", MNEMO_WORKER_PROCESSES: "0", ...extra };
 }
 
