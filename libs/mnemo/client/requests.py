@@ -244,5 +244,13 @@ def erase_user(user_id: str) -> Call[int]:
     return Call("DELETE", f"/v1/users/{_segment(user_id)}", lambda data: int(data["erased"]))
 
 
+def project_status() -> Call[dict[str, Any]]:
+    return Call("GET", "/v1/status", dict)
+
+
+def import_batch(body: dict[str, Any]) -> Call[dict[str, Any]]:
+    return Call("POST", "/v1/import", dict, json=body)
+
+
 def verify_key() -> Call[None]:
     return Call("GET", "/v1/auth/verify", _none)

@@ -63,6 +63,7 @@ from mnemo.store import search as search_store
 from mnemo.store.corpus_stats import CorpusStatsCache
 from mnemo.store.database import Database
 from mnemo.tracing import spans
+from mnemo.tracing.memory import memory_span
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -222,6 +223,15 @@ class Engine:
 
     # -- memories -----------------------------------------------------------------------
     async def search(self, project: str, request: SearchRequest) -> list[Memory]:
+        kind = request.retrieval_config.retrieval_type if request.retrieval_config else "hybrid"
+        with memory_span(
+            "search_memory", project, request.group, attributes={"mnemo.memory.retrieval": kind}
+        ) as span:
+            found = await self._search(project, request)
+            span.set("mnemo.memory.returned", len(found))
+        return found
+
+    async def _search(self, project: str, request: SearchRequest) -> list[Memory]:
         group = await self._group_for_request(project, request.group)
         query = memory_query(project, group, request, self.settings.limits)
 
@@ -246,6 +256,14 @@ class Engine:
 
     async def list_page(self, project: str, request: ListRequest) -> MemoryListing:
         """A page of the list with the cursor of the next one (`domain.paging`)."""
+        with memory_span(
+            "search_memory", project, request.group, attributes={"mnemo.memory.retrieval": "list"}
+        ) as span:
+            listing = await self._list_page(project, request)
+            span.set("mnemo.memory.returned", len(listing.memories))
+        return listing
+
+    async def _list_page(self, project: str, request: ListRequest) -> MemoryListing:
         group = await self._group_for_request(project, request.group)
         query = memory_query(project, group, request, self.settings.limits)
         cursor = listing_cursor(query, request)
@@ -269,34 +287,41 @@ class Engine:
     async def get_memory(
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> Memory:
-        g = await self.groups.get(project, group)
-        async with self.db.connect() as conn:
-            memory = await memory_store.get(conn, project, g, _user(user_id), memory_id)
-        if memory is None:
-            raise NotFound(f"memory '{memory_id}' not found")
+        retrieval = {"mnemo.memory.retrieval": "get"}
+        with memory_span(
+            "search_memory", project, group, record_id=memory_id, attributes=retrieval
+        ):
+            g = await self.groups.get(project, group)
+            async with self.db.connect() as conn:
+                memory = await memory_store.get(conn, project, g, _user(user_id), memory_id)
+            if memory is None:
+                raise NotFound(f"memory '{memory_id}' not found")
         return memory
 
     async def delete_memory(
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> None:
-        g = await self.groups.get(project, group)
-        async with self.db.begin() as conn:
-            if not await memory_store.archive(
-                conn, project, g, _user(user_id), memory_id, self.deps.clock.now()
-            ):
-                raise NotFound(f"memory '{memory_id}' not found")
+        with memory_span("delete_memory", project, group, record_id=memory_id):
+            g = await self.groups.get(project, group)
+            async with self.db.begin() as conn:
+                if not await memory_store.archive(
+                    conn, project, g, _user(user_id), memory_id, self.deps.clock.now()
+                ):
+                    raise NotFound(f"memory '{memory_id}' not found")
 
     async def erase_memory(
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> None:
         """Erase one memory with its versions, drafts and buffered copies of its text, and
         the raw input of runs whose only effect was this memory (`store.erasure`)."""
-        g = await self.groups.get(project, group)
-        async with self.db.begin() as conn:
-            if not await erasure_store.erase_memory(
-                conn, project, g, _user(user_id), memory_id, self.deps.clock.now()
-            ):
-                raise NotFound(f"memory '{memory_id}' not found")
+        erase = {"mnemo.memory.erase": True}
+        with memory_span("delete_memory", project, group, record_id=memory_id, attributes=erase):
+            g = await self.groups.get(project, group)
+            async with self.db.begin() as conn:
+                if not await erasure_store.erase_memory(
+                    conn, project, g, _user(user_id), memory_id, self.deps.clock.now()
+                ):
+                    raise NotFound(f"memory '{memory_id}' not found")
 
     async def erase_user(self, project: str, user_id: str) -> ErasureReport:
         """Erase everything of the user in the project and leave a tombstone, so queued,

@@ -13,6 +13,7 @@ from mnemo.domain.reconsolidation import GateDecision
 from mnemo.steps.base import Batch, Deps
 from mnemo.steps.consolidate import note_episodes
 from mnemo.store import commits, erasure, reconsolidations, retention, runs, tombstones
+from mnemo.tracing.memory import memory_span
 from mnemo.tracing.pipeline import step_span
 from mnemo.tracing.spans import AttributeValue
 
@@ -26,10 +27,15 @@ async def commit(
 
     Besides the memories, it records the reconsolidation gate's decisions with what became
     of them, and counts new episodes for consolidation (`Operations.due`: scopes whose
-    count trigger fires now). Traced as a step span."""
-    with step_span(step, batch) as span:
+    count trigger fires now). Traced as a step span holding the GenAI `update_memory` span."""
+    with (
+        step_span(step, batch) as span,
+        memory_span("update_memory", batch.project, batch.group) as update,
+    ):
         ops = await _commit(deps, tx, group, step, batch)
-        span.update(_outcome(ops))
+        outcome = _outcome(ops)
+        span.update(outcome)
+        update.update({k.replace("mnemo.commit.", "mnemo.memory."): v for k, v in outcome.items()})
     return ops
 
 
