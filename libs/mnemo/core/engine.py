@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from mnemo import metrics
 from mnemo.core.admission import (
     check_add,
+    check_event_times,
     check_group,
     listing_cursor,
     memory_query,
@@ -158,8 +159,9 @@ class Engine:
     async def _submit(self, project: str, request: AddRequest, idempotency_key: str | None) -> Run:
         group = await self._group_for_request(project, request.group)
         check_add(group, request, self.settings.limits)
-        await self.shedder.admit(project)
         now = self.deps.clock.now()
+        check_event_times(request, now)
+        await self.shedder.admit(project)
         record = RunRecord.new(
             run_id=str(uuid.uuid4()),
             project=project,
