@@ -130,6 +130,8 @@ class ExportedMemory(WireModel):
 class ExportEnd(WireModel):
     kind: Literal["end"] = "end"
     memories: int  # memory lines this response sent
+    # Memories left out because a stored value of theirs cannot be read (their ids).
+    skipped: list[str] = Field(default_factory=list)
 
 
 class ImportBatch(WireModel):

@@ -282,6 +282,21 @@ erasures = Table(
     PrimaryKeyConstraint("project", "subject", name="erasures_pkey"),
 )
 
+# Stored times that were outside the accepted range (mnemo.domain.instant) when migration
+# 0015 repaired them: which row and column, the original as Postgres rendered it, and what
+# was done (clamped to the range, or removed).
+time_quarantine = Table(
+    "time_quarantine",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("table_name", String, nullable=False),
+    Column("row_key", JSONB, nullable=False),
+    Column("column_name", String, nullable=False),
+    Column("original", String, nullable=False),
+    Column("action", String, nullable=False),
+    Column("repaired_at", DateTime(timezone=True), nullable=False),
+)
+
 # One row per live pipeline worker process (embedded workers, stage services), refreshed
 # every MNEMO_HEARTBEAT_SECONDS with the database's clock; /readyz reads them.
 worker_heartbeats = Table(
