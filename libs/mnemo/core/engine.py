@@ -30,9 +30,11 @@ from mnemo.core.admission import (
 )
 from mnemo.core.dynamics import Dynamics, ScopeState
 from mnemo.core.erasure import erase_user
+from mnemo.core.failures import is_transient
 from mnemo.core.groups import GroupCache
 from mnemo.core.idempotency import Admission, earlier_run, still_contended
 from mnemo.core.keyring import KeyRing
+from mnemo.core.readiness import WriteHealth
 from mnemo.core.records import RunRecord
 from mnemo.core.retry import RunRetry
 from mnemo.core.shedding import Shedder
@@ -80,6 +82,7 @@ class Engine:
     retrier: RunRetry = field(init=False)
     shedder: Shedder = field(init=False)
     dynamics: Dynamics = field(init=False)
+    write_health: WriteHealth = field(default_factory=WriteHealth)
 
     def __post_init__(self) -> None:
         self.key_ring = KeyRing(self.database.db, self.deps.clock)
@@ -130,7 +133,16 @@ class Engine:
         trace starts here (`mnemo.add`) and travels with its record."""
         attributes = {"mnemo.project": project, "mnemo.group": request.group}
         with spans.span("mnemo.add", attributes) as span:
-            admission = await self._admit(project, request, idempotency_key)
+            try:
+                # A frozen database would hold the add forever: past the deadline it is a
+                # TimeoutError, transient (503, Retry-After) like any outage.
+                async with asyncio.timeout(self.settings.add_timeout_seconds):
+                    admission = await self._admit(project, request, idempotency_key)
+            except Exception as exc:
+                if is_transient(exc):
+                    self.write_health.failed(exc)
+                raise
+            self.write_health.succeeded()
             span.set("mnemo.run_id", admission.run.run_id)
             return admission
 

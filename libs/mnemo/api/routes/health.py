@@ -41,6 +41,7 @@ async def readyz(engine: EngineDep, request: Request) -> Readiness | Response:
         engine.transport,
         engine.settings.heartbeat_timeout_seconds,
         getattr(request.app.state, "local_workers", None),
+        engine.write_health,
     )
     body = Readiness(
         checks=[ReadinessCheck(name=c.name, ok=c.ok, detail=c.detail) for c in report.checks],
