@@ -213,6 +213,14 @@ class Settings(BaseSettings):
     # /readyz counts a worker alive while its last heartbeat is younger than the timeout.
     heartbeat_seconds: float = Field(default=2.0, gt=0)
     heartbeat_timeout_seconds: float = Field(default=20.0, gt=0)
+    worker_stall_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="A worker process of `mnemo serve` that showed no sign of life or progress "
+        "for this long is hung (stopped, deadlocked, stuck past its run's time budget): the "
+        "server kills and replaces it. /readyz names a worker silent for longer than "
+        "MNEMO_HEARTBEAT_TIMEOUT_SECONDS meanwhile.",
+    )
 
     # Load shedding. Adds over a project's rate or open-run quota get 429, adds beyond the
     # server's queue 503, both with Retry-After. 0 turns a limit off.
