@@ -134,10 +134,7 @@ class Engine:
         attributes = {"mnemo.project": project, "mnemo.group": request.group}
         with spans.span("mnemo.add", attributes) as span:
             try:
-                # A frozen database would hold the add forever: past the deadline it is a
-                # TimeoutError, transient (503, Retry-After) like any outage.
-                async with asyncio.timeout(self.settings.add_timeout_seconds):
-                    admission = await self._admit(project, request, idempotency_key)
+                admission = await self._admit_in_time(project, request, idempotency_key)
             except Exception as exc:
                 if is_transient(exc):
                     self.write_health.failed(exc)
@@ -145,6 +142,21 @@ class Engine:
             self.write_health.succeeded()
             span.set("mnemo.run_id", admission.run.run_id)
             return admission
+
+    async def _admit_in_time(
+        self, project: str, request: AddRequest, idempotency_key: str | None
+    ) -> Admission:
+        """A frozen database would hold the add forever: past MNEMO_ADD_TIMEOUT_SECONDS it is
+        a TimeoutError, transient (503, Retry-After) like any outage."""
+        limit = self.settings.add_timeout_seconds
+        try:
+            async with asyncio.timeout(limit):
+                return await self._admit(project, request, idempotency_key)
+        except TimeoutError as exc:
+            raise TimeoutError(
+                f"the add was not recorded within {limit:g} s (MNEMO_ADD_TIMEOUT_SECONDS): "
+                "the database does not answer"
+            ) from exc
 
     async def _admit(
         self, project: str, request: AddRequest, idempotency_key: str | None
