@@ -6,7 +6,8 @@ instant near either end that carries an offset (`9999-12-31T23:59:59-23:59`) can
 be turned into UTC; one stored near the end breaks whoever reads it back in another zone
 or adds a day to it (daily intervals, a cursor, an export). Accepted instants are therefore
 those whose UTC value lies in [MIN_INSTANT, MAX_INSTANT]: a day of margin at each end, so
-any offset (at most ±23:59) and any day-long step still fit Python and Postgres alike.
+the instant in any offset (at most ±23:59), or a day away in UTC, still fits Python and
+Postgres alike.
 Anything else (out of range, not a string or datetime, a number of seconds) is refused with
 the field's location, as a 422.
 """
