@@ -148,7 +148,7 @@ class Settings(BaseSettings):
         default=5.0, gt=0, description="Give up opening a database connection after this long."
     )
     db_statement_timeout_seconds: float = Field(
-        default=120.0,
+        default=300.0,
         ge=0,
         description="Postgres cancels a statement of mnemo's pool that runs longer (0: never).",
     )
