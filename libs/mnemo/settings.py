@@ -143,6 +143,21 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(default_factory=_default_data_dir)
     db_pool_size: int = Field(default=20, ge=2, le=200)
+    # A full or frozen database costs a request seconds, not forever (docs/guides/failures.md).
+    db_connect_timeout_seconds: float = Field(
+        default=5.0, gt=0, description="Give up opening a database connection after this long."
+    )
+    db_statement_timeout_seconds: float = Field(
+        default=300.0,
+        ge=0,
+        description="Postgres cancels a statement of mnemo's pool that runs longer (0: never).",
+    )
+    add_timeout_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        description="An add not recorded within this long answers 503 with Retry-After "
+        "(send an Idempotency-Key to retry it safely).",
+    )
 
     project: str = "default"
     # The template a project's `default` group is created from on first use (unset: the
@@ -198,6 +213,14 @@ class Settings(BaseSettings):
     # /readyz counts a worker alive while its last heartbeat is younger than the timeout.
     heartbeat_seconds: float = Field(default=2.0, gt=0)
     heartbeat_timeout_seconds: float = Field(default=20.0, gt=0)
+    worker_stall_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="A worker process of `mnemo serve` that showed no sign of life or progress "
+        "for this long is hung (stopped, deadlocked, stuck past its run's time budget): the "
+        "server kills and replaces it. /readyz names a worker silent for longer than "
+        "MNEMO_HEARTBEAT_TIMEOUT_SECONDS meanwhile.",
+    )
 
     # Load shedding. Adds over a project's rate or open-run quota get 429, adds beyond the
     # server's queue 503, both with Retry-After. 0 turns a limit off. The defaults are far

@@ -18,6 +18,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from sqlalchemy import text
 
+from mnemo.core import erasure as erasure_job
 from mnemo.domain.erasure import STOPPED_RUN_ERROR
 from mnemo.domain.memory import RunState
 from mnemo.domain.requests import AddRequest, NotFound
@@ -26,6 +27,7 @@ from mnemo.kafka.channels import channel_names, ensure_channels
 from mnemo.kafka.dlqops import replay_dlq
 from mnemo.kafka.reader import read_topic
 from mnemo.kafka.replayops import replay_group
+from tests.integration.engine.helpers import listing
 from tests.kafka.conftest import Cluster, service_logs
 from tests.kafka.helpers import wait_all
 from tests.support import scan
@@ -242,3 +244,27 @@ async def test_retention_configs_of_topics_and_changelogs(
     finally:
         await admin.close()
     assert entries == {"max.compaction.lag.ms": "86400000", "cleanup.policy": "compact"}
+
+
+async def test_an_erase_cut_short_is_finished_by_the_committers_sweep(
+    cluster: Cluster, project: str
+) -> None:
+    """kill -9 between the tombstone and the clean-up (issue 33, failure 2), in the
+    distributed mode: the state it leaves is built by writing the tombstone the way an
+    erase does and stopping there; the committer's retention sweep finishes the erase."""
+    victim = f"kcut-{uuid.uuid4().hex[:8]}"
+    secret = token()
+    done = [await add(cluster, project, "kt", victim, f"I like {secret}") for _ in range(2)]
+    await wait_all(cluster.engine, project, done, timeout=90)
+    assert await listing(cluster.engine, project, group="kt", user_id=victim)
+    engine = cluster.engine
+    position = await engine.transport.raw_log_position()
+    await erasure_job._record_tombstone(engine.db, project, victim, position, engine.deps.clock)
+    deadline = asyncio.get_running_loop().time() + 180  # grace + one sweep interval (60 s)
+    while await listing(engine, project, group="kt", user_id=victim):
+        assert asyncio.get_running_loop().time() < deadline, service_logs(cluster)
+        await asyncio.sleep(1.0)
+    leftovers = await scan.find(engine.db, [secret, victim])
+    assert leftovers == [], scan.report(leftovers)
+    async with engine.db.connect() as conn:
+        assert (await conn.execute(text("SELECT count(*) FROM pending_erasures"))).scalar() == 0

@@ -116,7 +116,11 @@ def _export(
                     record = json.loads(line)
                     kind = record.get("kind")
                     if kind == "end":
-                        out.write(json.dumps({"kind": "end", "memories": count}) + "\n")
+                        skipped = record.get("skipped", [])
+                        end = {"kind": "end", "memories": count, "skipped": skipped}
+                        out.write(json.dumps(end) + "\n")
+                        if skipped:
+                            typer.echo(f"skipped unreadable memories: {skipped}", err=True)
                         return count
                     if resume is None or kind == "memory":
                         out.write(line + "\n")

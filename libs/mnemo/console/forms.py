@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from mnemo.domain.instant import in_range
+
 
 class FormError(ValueError):
     """A field the user filled in wrongly; shown next to that field."""
@@ -75,6 +77,6 @@ def decode_cursor(text: str | None) -> tuple[datetime, str] | None:
         moment = datetime.fromisoformat(at)
     except ValueError:
         moment = None
-    if not sep or not run_id or moment is None or moment.tzinfo is None:
+    if not sep or not run_id or moment is None or moment.tzinfo is None or not in_range(moment):
         raise FormError("before", "the page cursor is not valid; start from the newest runs")
     return moment, run_id

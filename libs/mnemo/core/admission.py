@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from pydantic import ValidationError
 
 from mnemo.core.dispatch import takes_raw_input
 from mnemo.core.limits import add_errors, group_errors, query_errors
-from mnemo.domain.event_time import as_utc
+from mnemo.domain.event_time import FUTURE_SECONDS, as_utc, located_times
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.limits import InputLimits
 from mnemo.domain.paging import InvalidCursor, ListCursor, selection_digest
@@ -88,6 +90,24 @@ def check_add(group: GroupConfig, request: AddRequest, limits: InputLimits) -> N
         )
     if errors:
         raise InvalidRequest("the add was refused; nothing was stored", errors)
+
+
+def check_event_times(request: AddRequest, now: datetime) -> None:
+    """Refuse event times too far ahead of `now` (see `FUTURE_SECONDS`): the range check
+    of each time itself was made when the request was read (`mnemo.domain.instant`)."""
+    latest = now + timedelta(seconds=FUTURE_SECONDS)
+    errors = [
+        FieldError(
+            location=where,
+            value=at.isoformat(),
+            message=f"an event time more than {FUTURE_SECONDS / 3600:.0f} h ahead of the "
+            f"server's clock ({now.isoformat()})",
+        )
+        for where, at in located_times(request.input)
+        if as_utc(at) > latest
+    ]
+    if errors:
+        raise InvalidRequest("the add was refused; nothing was stored", errors, status=422)
 
 
 def _selectors(

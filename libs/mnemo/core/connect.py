@@ -76,6 +76,8 @@ async def _connect(
                 pool_size,
                 settings.hnsw_ef_search,
                 embedder,
+                settings.db_connect_timeout_seconds,
+                settings.db_statement_timeout_seconds,
             )
         except EmbedderMismatch:
             raise

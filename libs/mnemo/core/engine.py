@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from mnemo import metrics
 from mnemo.core.admission import (
     check_add,
+    check_event_times,
     check_group,
     listing_cursor,
     memory_query,
@@ -29,9 +30,11 @@ from mnemo.core.admission import (
 )
 from mnemo.core.dynamics import Dynamics, ScopeState
 from mnemo.core.erasure import erase_user
+from mnemo.core.failures import is_transient
 from mnemo.core.groups import GroupCache
 from mnemo.core.idempotency import Admission, earlier_run, still_contended
 from mnemo.core.keyring import KeyRing
+from mnemo.core.readiness import WriteHealth
 from mnemo.core.records import RunRecord
 from mnemo.core.retry import RunRetry
 from mnemo.core.run_watch import RunWatch
@@ -82,6 +85,7 @@ class Engine:
     shedder: Shedder = field(init=False)
     dynamics: Dynamics = field(init=False)
     run_watch: RunWatch = field(init=False)
+    write_health: WriteHealth = field(default_factory=WriteHealth)
 
     def __post_init__(self) -> None:
         self.run_watch = RunWatch(self.database.url)
@@ -139,9 +143,30 @@ class Engine:
         trace starts here (`mnemo.add`) and travels with its record."""
         attributes = {"mnemo.project": project, "mnemo.group": request.group}
         with spans.span("mnemo.add", attributes) as span:
-            admission = await self._admit(project, request, idempotency_key)
+            try:
+                admission = await self._admit_in_time(project, request, idempotency_key)
+            except Exception as exc:
+                if is_transient(exc):
+                    self.write_health.failed(exc)
+                raise
+            self.write_health.succeeded()
             span.set("mnemo.run_id", admission.run.run_id)
             return admission
+
+    async def _admit_in_time(
+        self, project: str, request: AddRequest, idempotency_key: str | None
+    ) -> Admission:
+        """A frozen database would hold the add forever: past MNEMO_ADD_TIMEOUT_SECONDS it is
+        a TimeoutError, transient (503, Retry-After) like any outage."""
+        limit = self.settings.add_timeout_seconds
+        try:
+            async with asyncio.timeout(limit):
+                return await self._admit(project, request, idempotency_key)
+        except TimeoutError as exc:
+            raise TimeoutError(
+                f"the add was not recorded within {limit:g} s (MNEMO_ADD_TIMEOUT_SECONDS): "
+                "the database does not answer"
+            ) from exc
 
     async def _admit(
         self, project: str, request: AddRequest, idempotency_key: str | None
@@ -168,8 +193,9 @@ class Engine:
     async def _submit(self, project: str, request: AddRequest, idempotency_key: str | None) -> Run:
         group = await self._group_for_request(project, request.group)
         check_add(group, request, self.settings.limits)
-        await self.shedder.admit(project)
         now = self.deps.clock.now()
+        check_event_times(request, now)
+        await self.shedder.admit(project)
         record = RunRecord.new(
             run_id=str(uuid.uuid4()),
             project=project,

@@ -10,25 +10,33 @@
    their runs redacted (`mnemo.store.erasure`). Kafka's own copies (topics, the buffer and
    window tables) are dropped by the stage services, which consult the tombstones.
 
-If step 3 fails, the erase can simply be repeated: the tombstone is renewed and covers
-every run admitted before the repeat.
+Erase is a durable job. Step 2 also records the erase as pending (`pending_erasures`, with
+the user id and the runs it covers); step 3 removes that row and stamps the tombstone's
+`completed_at` in its own transaction. An erase cut short anywhere (kill -9, a lost
+connection) is finished by `finish_pending_erasures`, which both modes run at start-up and
+periodically (the embedded ticker; the Kafka committer's sweep timer). Repeating an erase by
+hand also works: the tombstone is renewed and covers every run admitted before the repeat.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
+from datetime import timedelta
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.clock import Clock
 from mnemo.core.failures import Backoff, is_transient
 from mnemo.core.transport import RunTransport
 from mnemo.domain.erasure import ErasureReport
-from mnemo.store import erasure, tombstones
+from mnemo.store import erasure, pending_erasures, tombstones
 
 log = logging.getLogger(__name__)
 TOMBSTONE_ATTEMPTS = 3
+# A sweep leaves an erase this long to its own request, which is about to clean up.
+PENDING_GRACE_SECONDS = 10.0
 
 
 async def erase_user(
@@ -38,8 +46,49 @@ async def erase_user(
     position = await transport.raw_log_position()
     seq, seen = await _record_tombstone(db, project, user_id, position, clock)
     async with db.begin() as tx:
-        report = await erasure.erase_user(tx, project, user_id, seq, clock.now(), seen)
+        # Waits if a sweep took this erase meanwhile; then only what it left is removed.
+        await pending_erasures.claim(tx, project, user_id, wait=True)
+        report = await _clean_up(tx, project, user_id, seq, seen, clock)
     log.info("erased a user of project %s: %s", project, report.model_dump())
+    return report
+
+
+async def finish_pending_erasures(
+    db: AsyncEngine, clock: Clock, grace_seconds: float = PENDING_GRACE_SECONDS
+) -> int:
+    """Finish every erase whose tombstone was written at least `grace_seconds` ago and whose
+    clean-up never committed (its process died, its connection broke). Several processes may
+    run this at once: each erase is finished by one of them. Returns how many it finished."""
+    async with db.connect() as conn:
+        due = await pending_erasures.waiting(conn, clock.now() - timedelta(seconds=grace_seconds))
+    finished = 0
+    for project, user_id in due:
+        async with db.begin() as tx:
+            pending = await pending_erasures.claim(tx, project, user_id, wait=False)
+            if pending is None:
+                continue
+            report = await _clean_up(tx, project, user_id, pending.seq, pending.runs, clock)
+        finished += 1
+        log.warning(
+            "finished an interrupted erase of a user of project %s: %s",
+            project,
+            report.model_dump(),
+        )
+    return finished
+
+
+async def _clean_up(
+    tx: AsyncConnection,
+    project: str,
+    user_id: str,
+    seq: int,
+    seen: Mapping[str, str] | None,
+    clock: Clock,
+) -> ErasureReport:
+    now = clock.now()
+    report = await erasure.erase_user(tx, project, user_id, seq, now, seen)
+    await pending_erasures.complete(tx, project, user_id, seq, now)
+    report.completed_at = now
     return report
 
 
@@ -57,8 +106,11 @@ async def _record_tombstone(
     for attempt in range(1, TOMBSTONE_ATTEMPTS + 1):
         try:
             async with db.begin() as tx:
-                seq = await tombstones.record(tx, project, user_id, position, clock.now())
-                return seq, await erasure.runs_before(tx, project, user_id, seq)
+                now = clock.now()
+                seq = await tombstones.record(tx, project, user_id, position, now)
+                seen = await erasure.runs_before(tx, project, user_id, seq)
+                await pending_erasures.add(tx, project, user_id, seq, seen, now)
+                return seq, seen
         except Exception as exc:
             if attempt == TOMBSTONE_ATTEMPTS or not is_transient(exc):
                 raise

@@ -3,11 +3,13 @@
 Memories go in id order, so an interrupted export resumes after the last id it wrote
 (`after`); each batch is read in its own statement, and a memory written while the export
 runs is exported if its id comes after the batch being read. The `end` line says the
-export is complete.
+export is complete. A memory with a stored time outside the accepted range (written before
+times were validated at entry, see migration 0015) is skipped, and the `end` line lists it.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
 from pydantic import BaseModel
@@ -22,6 +24,7 @@ from mnemo.domain.transfer import (
 from mnemo.store import transfer as transfer_store
 
 EXPORT_BATCH = 200
+log = logging.getLogger(__name__)
 
 
 def _line(model: BaseModel) -> str:
@@ -50,14 +53,19 @@ async def export_lines(
     )
     for group in groups:
         yield _line(ExportedGroup(name=group.name, config=group.model_dump(mode="json")))
-    sent, position = 0, after
+    sent, position, skipped = 0, after, []
     while True:
         async with engine.db.connect() as conn:
-            batch = await transfer_store.read_batch(conn, project, position, EXPORT_BATCH, vectors)
+            batch, unreadable, last = await transfer_store.read_batch(
+                conn, project, position, EXPORT_BATCH, vectors
+            )
         for memory in batch:
             yield _line(memory)
         sent += len(batch)
-        if len(batch) < EXPORT_BATCH:
+        if unreadable:  # reported at the end, never a reason to stop
+            log.warning("export of %s skipped unreadable memories: %s", project, unreadable)
+            skipped += unreadable
+        if last is None:
             break
-        position = batch[-1].id
-    yield _line(ExportEnd(memories=sent))
+        position = last
+    yield _line(ExportEnd(memories=sent, skipped=skipped))

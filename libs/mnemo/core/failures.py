@@ -1,7 +1,9 @@
 """Failure classification and error text: one rule for the embedded and the Kafka mode.
 
-Only connection-level failures are transient: the database or the broker is unreachable, a
-connection broke, Postgres is shutting down or not accepting connections yet. They are
+Only connection-level and resource failures are transient: the database or the broker is
+unreachable or does not answer in time, a connection broke, Postgres is shutting down or not
+accepting connections yet, or it lacks a resource for the moment (a full disk, memory,
+connection slots; a statement cancelled by its timeout). They are
 retried in place, with backoff, while the outage lasts, so a scope keeps its order. Any
 other error is deterministic (bad data, a refused step, an LLM that stayed down, a value
 Postgres cannot store) and fails the run at once with its error; retrying it would only
@@ -27,7 +29,11 @@ MAX_ERROR_CHARS = 2000
 # Postgres SQLSTATEs of a server that went away or is not taking connections yet
 # (class 08 is matched by prefix), and of a transaction the server aborted only because of
 # a concurrent one (serialization failure, deadlock), which succeeds when run again.
-_TRANSIENT_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "40001", "40P01"})
+# Class 53 (insufficient resources: disk full, out of memory, too many connections) and
+# 57014 (a statement cancelled by statement_timeout: a stalled server) pass once an operator
+# or time has freed what is missing; failing the run for good would lose an acknowledged add.
+_TRANSIENT_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "57014", "40001", "40P01"})
+_TRANSIENT_SQLSTATE_CLASSES = ("08", "53")
 _CONNECTION_ERRNOS = frozenset(
     {
         errno.ECONNREFUSED,
@@ -65,7 +71,11 @@ def _is_transient_dbapi(exc: BaseException | None) -> bool:
         return False
     sqlstate = exc.sqlstate
     # No SQLSTATE: the client could not reach the server at all (refused, reset, DNS).
-    return sqlstate is None or sqlstate.startswith("08") or sqlstate in _TRANSIENT_SQLSTATES
+    return (
+        sqlstate is None
+        or sqlstate.startswith(_TRANSIENT_SQLSTATE_CLASSES)
+        or sqlstate in _TRANSIENT_SQLSTATES
+    )
 
 
 def _is_transient_kafka(exc: BaseException) -> bool:

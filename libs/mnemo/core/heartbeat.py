@@ -4,6 +4,11 @@ Embedded worker processes (role `embedded`) and the Kafka stage services (role: 
 write one row each, every MNEMO_HEARTBEAT_SECONDS. A process that stops cleanly removes its
 row; one that dies leaves a row that goes stale after MNEMO_HEARTBEAT_TIMEOUT_SECONDS. The
 heartbeat shares the worker's event loop, so a loop blocked by CPU work also goes stale.
+
+Worker processes of `mnemo serve` also show their supervisor a sign of life that needs no
+database (the mtime of their ready file), refreshed only while their pipeline makes progress
+(`making_progress`); the supervisor replaces one silent for MNEMO_WORKER_STALL_SECONDS
+(`is_hung`), e.g. after SIGSTOP, and /readyz names it meanwhile.
 """
 
 from __future__ import annotations
@@ -23,6 +28,19 @@ log = logging.getLogger(__name__)
 EMBEDDED_ROLE = "embedded"
 # Rows silent for this long belong to processes long gone: a starting worker removes them.
 PRUNE_AFTER_SECONDS = 24 * 3600.0
+
+
+def making_progress(busy_seconds: float, budget_seconds: float, stall_seconds: float) -> bool:
+    """Whether a worker whose longest-running record has held it `busy_seconds` still makes
+    progress: a record's time budget ends it, so one held past the budget and the stall
+    allowance is stuck where the budget cannot reach (a blocked call, a lost lock)."""
+    return busy_seconds <= budget_seconds + stall_seconds
+
+
+def is_hung(silent_seconds: float, stall_seconds: float) -> bool:
+    """Whether a worker process whose sign of life is `silent_seconds` old is hung (its
+    event loop stopped or blocked, or `making_progress` said no): replace it."""
+    return silent_seconds > stall_seconds
 
 
 def worker_id(role: str, host: str, pid: int) -> str:

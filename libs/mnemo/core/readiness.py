@@ -11,6 +11,7 @@ judged: a long pipeline is not an outage.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -22,6 +23,10 @@ from mnemo.store import heartbeats, runs
 from mnemo.store.heartbeats import Heartbeat
 
 CHECK_SECONDS = 5.0
+# How long a transient write failure of this process keeps it not ready (unless a write
+# succeeds before): long enough for a load balancer to notice, short enough to come back
+# on its own once the cause (a full disk) is gone.
+WRITE_FAILURE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,32 @@ class Readiness:
         return all(c.ok for c in self.checks)
 
 
+class WriteHealth:
+    """What this process's last writes said. A read-only check cannot see a full disk (reads
+    still work), so adds report here: a transient failure makes /readyz not ready, naming
+    it, until a write succeeds or WRITE_FAILURE_SECONDS pass."""
+
+    def __init__(self, window_seconds: float = WRITE_FAILURE_SECONDS) -> None:
+        self.window = window_seconds
+        self._failure: tuple[float, str] | None = None
+
+    def failed(self, exc: BaseException) -> None:
+        self._failure = (time.monotonic(), describe(exc, 200))
+
+    def succeeded(self) -> None:
+        self._failure = None
+
+    def check(self) -> Check | None:
+        """A failing check while a recent write failed; None otherwise."""
+        if self._failure is None:
+            return None
+        at, why = self._failure
+        age = time.monotonic() - at
+        if age >= self.window:
+            return None
+        return Check("database_writes", False, f"an add failed {age:.0f} s ago: {why}")
+
+
 class LocalWorkers(Protocol):
     """Worker processes this server supervises (`mnemo serve`)."""
 
@@ -56,7 +87,11 @@ class LocalWorkers(Protocol):
 
 
 async def readiness(
-    db: AsyncEngine, transport: RunTransport, heartbeat_timeout: float, local: LocalWorkers | None
+    db: AsyncEngine,
+    transport: RunTransport,
+    heartbeat_timeout: float,
+    local: LocalWorkers | None,
+    writes: WriteHealth | None = None,
 ) -> Readiness:
     """Check everything once; each part answers within CHECK_SECONDS."""
     report = Readiness()
@@ -70,6 +105,9 @@ async def readiness(
         report.checks.append(Check("database", True, "reachable"))
     except Exception as exc:
         report.checks.append(Check("database", False, f"unreachable ({describe(exc, 200)})"))
+    failing_writes = writes.check() if writes is not None else None
+    if failing_writes is not None:
+        report.checks.append(failing_writes)
     problem = await transport.check()
     if problem is not None:
         report.checks.append(Check("broker", False, problem))

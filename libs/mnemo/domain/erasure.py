@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel
 
 # The error of a run that was queued or in flight when its user was erased.
@@ -31,3 +33,5 @@ class ErasureReport(BaseModel):
     bus_records: int = 0
     runs_redacted: int = 0
     runs_stopped: int = 0
+    # When the clean-up committed: from then on nothing of the user is readable.
+    completed_at: datetime | None = None

@@ -31,6 +31,28 @@ def as_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+# How far ahead of the server's clock an event time may lie (clock skew between a producer
+# and the server). A later one would move the scope's event-time watermark into the future,
+# and every later add would look idle next to it and flush on its own.
+FUTURE_SECONDS = 86_400.0
+
+
+def located_times(raw: AddInput) -> list[tuple[str, datetime]]:
+    """Every event time `raw` carries, with its location in an add's body."""
+    found: list[tuple[str, datetime | None]] = []
+    if raw.string is not None:
+        found.append(("body.input.string.created_at", raw.string.created_at))
+    if raw.conversation is not None:
+        found.append(("body.input.conversation.created_at", raw.conversation.created_at))
+        found += [
+            (f"body.input.conversation.messages[{i}].created_at", m.created_at)
+            for i, m in enumerate(raw.conversation.messages)
+        ]
+    if raw.pre_extracted is not None:
+        found.append(("body.input.pre_extracted.created_at", raw.pre_extracted.created_at))
+    return [(where, t) for where, t in found if t is not None]
+
+
 def dated(raw: AddInput, default: datetime) -> AddInput:
     """`raw` with `default` as the time of any container that carries none."""
     if raw.string is not None and raw.string.created_at is None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from mnemo.domain.instant import Instant
 from mnemo.domain.limits import NAME_CHARS
 from mnemo.domain.wire import WireModel
 
@@ -48,7 +48,7 @@ class Message(_Strict):
     name: str | None = None
     tool_call_id: str | None = None
     tool_calls: list[ToolCall] | None = None
-    created_at: datetime | None = None
+    created_at: Instant | None = None
 
     @property
     def effective_role(self) -> str:
@@ -58,15 +58,15 @@ class Message(_Strict):
 
 class StringInput(_Strict):
     content: list[str] = Field(min_length=1)
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
+    created_at: Instant | None = None
+    updated_at: Instant | None = None
 
 
 class ConversationInput(_Strict):
     messages: list[Message] = Field(min_length=1)
     metadata: dict[str, Any] | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
+    created_at: Instant | None = None
+    updated_at: Instant | None = None
 
 
 class PreExtractedItem(_Strict):
@@ -77,7 +77,7 @@ class PreExtractedItem(_Strict):
 class PreExtractedInput(_Strict):
     items: list[PreExtractedItem] = Field(min_length=1)
     # mnemo extension: when the facts were learned (their event time); defaults to now.
-    created_at: datetime | None = None
+    created_at: Instant | None = None
 
 
 class AddInput(_Strict):

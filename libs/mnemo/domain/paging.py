@@ -20,8 +20,9 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from pydantic import AwareDatetime, BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from mnemo.domain.instant import AwareInstant
 from mnemo.domain.memory import Memory
 from mnemo.domain.search import MemoryQuery
 
@@ -42,8 +43,8 @@ class InvalidCursor(ValueError):
 
 
 class ListCursor(BaseModel):
-    at: AwareDatetime
-    updated_at: AwareDatetime
+    at: AwareInstant
+    updated_at: AwareInstant
     id: str
     selection: str
 

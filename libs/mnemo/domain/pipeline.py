@@ -55,17 +55,22 @@ class TransformWithContextStep(_Step):
     min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
 
 
+# A time trigger longer than a century could not be added to any instant of the accepted
+# range (mnemo.domain.instant) without leaving it.
+MAX_TRIGGER_SECONDS = 36_500 * 86_400.0
+
+
 class BufferTriggers(BaseModel):
     """A buffer flushes when any configured trigger fires."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     count: int | None = Field(default=None, ge=1)
-    since_first_seconds: float | None = Field(default=None, gt=0)
-    idle_seconds: float | None = Field(default=None, gt=0)
+    since_first_seconds: float | None = Field(default=None, gt=0, le=MAX_TRIGGER_SECONDS)
+    idle_seconds: float | None = Field(default=None, gt=0, le=MAX_TRIGGER_SECONDS)
     topics_present: tuple[str, ...] = ()
     # Fixed interval aligned to the epoch in UTC: 86400 flushes at midnight UTC.
-    every_seconds: float | None = Field(default=None, gt=0)
+    every_seconds: float | None = Field(default=None, gt=0, le=MAX_TRIGGER_SECONDS)
 
     @model_validator(mode="after")
     def _some_trigger(self) -> BufferTriggers:

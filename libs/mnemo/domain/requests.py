@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from mnemo.domain.inputs import AddInput
+from mnemo.domain.instant import AwareInstant
 from mnemo.domain.limits import DESCRIPTION_CHARS
 from mnemo.domain.paging import CURSOR, CURSOR_CHARS
 from mnemo.domain.scope import UserId
@@ -113,7 +114,7 @@ class SearchRequest(_Request):
     group: str = Field(default="default", min_length=1, max_length=64)
     properties: Properties | None = None
     retrieval_config: RetrievalConfig | None = None
-    as_of: AwareDatetime | None = Field(default=None, description=AS_OF)
+    as_of: AwareInstant | None = Field(default=None, description=AS_OF)
     # mnemo extension: also return consolidated episodes (marked with their rule).
     include_consolidated: bool = False
 
@@ -126,7 +127,7 @@ class ListRequest(_Request):
     limit: int = Field(default=20, ge=1, le=100)
     # mnemo extension: skip this many (newest first) to page through all matches.
     offset: int = Field(default=0, ge=0)
-    as_of: AwareDatetime | None = Field(default=None, description=AS_OF)
+    as_of: AwareInstant | None = Field(default=None, description=AS_OF)
     # mnemo extension: also list consolidated episodes (marked with their rule).
     include_consolidated: bool = False
     cursor: str | None = Field(

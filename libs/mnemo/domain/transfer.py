@@ -12,12 +12,14 @@ export was made without vectors. An import writes such memories as they are.
 from __future__ import annotations
 
 import base64
+import math
 import struct
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import BaseModel, Field
 
+from mnemo.domain.instant import AwareInstant
 from mnemo.domain.limits import MEMORY_CHARS_CEILING, NAME_CHARS
 from mnemo.domain.memory import MemoryStatus
 from mnemo.domain.provenance import Operation
@@ -40,7 +42,10 @@ def decode_vector(text: str) -> list[float]:
     raw = base64.b64decode(text, validate=True)
     if len(raw) % 4:
         raise ValueError("a vector is a whole number of float32 values")
-    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    values = list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("a vector holds only finite numbers (no NaN or infinity)")
+    return values
 
 
 class EmbeddingModel(WireModel):
@@ -56,7 +61,7 @@ class ExportHeader(WireModel):
     format: Literal["mnemo-export"] = "mnemo-export"
     version: int = FORMAT_VERSION
     project: str
-    exported_at: AwareDatetime
+    exported_at: AwareInstant
     # None: the export holds no vectors (the target computes them).
     embedding: EmbeddingModel | None
     groups: int
@@ -78,13 +83,13 @@ class ExportedVersion(WireModel):
 
     version: int = Field(ge=1)
     content: str = Field(max_length=MEMORY_CHARS_CEILING)
-    valid_from: AwareDatetime
-    valid_to: AwareDatetime
+    valid_from: AwareInstant
+    valid_to: AwareInstant
     change: Literal["updated", "deleted"]
     run_id: str | None = None  # the run that ended this version
     status: MemoryStatus
-    event_time: AwareDatetime
-    event_time_end: AwareDatetime
+    event_time: AwareInstant
+    event_time_end: AwareInstant
     written_by_run_id: str | None = None
     operation: Operation
     embedding: str | None = None
@@ -96,7 +101,7 @@ class ExportedSource(WireModel):
 
     memory_id: str = Field(min_length=1, max_length=ID_CHARS)
     pass_id: str = Field(min_length=1, max_length=ID_CHARS)
-    linked_at: AwareDatetime
+    linked_at: AwareInstant
 
 
 class ExportedMemory(WireModel):
@@ -110,10 +115,10 @@ class ExportedMemory(WireModel):
     status: MemoryStatus = MemoryStatus.active
     version: int = Field(default=1, ge=1)
     run_ids: list[str] = Field(default_factory=list)
-    created_at: AwareDatetime
-    updated_at: AwareDatetime
-    event_time: AwareDatetime
-    event_time_end: AwareDatetime
+    created_at: AwareInstant
+    updated_at: AwareInstant
+    event_time: AwareInstant
+    event_time_end: AwareInstant
     written_by_run_id: str | None = None
     operation: Operation = "created"
     embedding: str | None = None
@@ -125,6 +130,8 @@ class ExportedMemory(WireModel):
 class ExportEnd(WireModel):
     kind: Literal["end"] = "end"
     memories: int  # memory lines this response sent
+    # Memories left out because a stored value of theirs cannot be read (their ids).
+    skipped: list[str] = Field(default_factory=list)
 
 
 class ImportBatch(WireModel):

@@ -4,11 +4,16 @@ beside `mnemo serve` on the same database. Stops cleanly on SIGTERM or SIGINT.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
+from pathlib import Path
 
+from mnemo.core.engine import Engine
+from mnemo.core.heartbeat import making_progress
 from mnemo.engine.embedded import start_engine
+from mnemo.engine.transport import EmbeddedTransport
 from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 from mnemo.tracing.setup import configure as configure_tracing
@@ -27,15 +32,30 @@ async def run_workers(settings: Settings) -> None:
     logging.getLogger(__name__).info("mnemo workers running (%d)", settings.workers)
     if settings.worker_ready_file is not None:
         settings.worker_ready_file.write_text(str(os.getpid()))
-    watch = None
+    tasks = []
     if settings.worker_parent_pid is not None:
-        watch = asyncio.create_task(_stop_when_orphaned(settings.worker_parent_pid, stop))
+        tasks.append(asyncio.create_task(_stop_when_orphaned(settings.worker_parent_pid, stop)))
+    if settings.worker_ready_file is not None:
+        tasks.append(asyncio.create_task(_show_progress(settings.worker_ready_file, engine)))
     try:
         await stop.wait()
     finally:
-        if watch is not None:
-            watch.cancel()
+        for task in tasks:
+            task.cancel()
         await engine.close()
+
+
+async def _show_progress(ready_file: Path, engine: Engine) -> None:
+    """Refresh the ready file's mtime every heartbeat while the pipeline makes progress: the
+    supervisor's sign of life (`mnemo.core.heartbeat`), independent of the database."""
+    s = engine.settings
+    pool = engine.transport.workers if isinstance(engine.transport, EmbeddedTransport) else None
+    while True:
+        busy = pool.longest_busy_seconds() if pool is not None else 0.0
+        if making_progress(busy, s.run_time_budget_seconds, s.worker_stall_seconds):
+            with contextlib.suppress(OSError):
+                os.utime(ready_file)
+        await asyncio.sleep(s.heartbeat_seconds)
 
 
 async def _stop_when_orphaned(parent_pid: int, stop: asyncio.Event) -> None:

@@ -10,6 +10,8 @@ after a backoff (0.5 s, doubling up to 30 s, back to 0.5 s once a worker has liv
 minute). Five deaths within a minute mean a restart will not help (a broken install, a
 database that refuses us): the supervisor gives up and the server exits with an error.
 Whatever a worker was doing when it died is rolled back and done again by its successor.
+A worker that shows no progress for MNEMO_WORKER_STALL_SECONDS (stopped, deadlocked) is
+killed and replaced the same way (`mnemo.core.heartbeat`); /readyz names it meanwhile.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mnemo.core.failures import Backoff
+from mnemo.core.heartbeat import is_hung
 from mnemo.core.readiness import Check
 from mnemo.settings import Settings
 from mnemo.store.database import process_alive
@@ -132,7 +135,8 @@ class WorkerProcesses:
         on_failure(self.failure)
 
     def tick(self) -> None:
-        """Reap dead workers and start the replacements that are due."""
+        """Kill hung workers, reap dead ones and start the replacements that are due."""
+        self.kill_hung()
         self.reap()
         now = self.clock()
         for slot in self._slots:
@@ -174,6 +178,31 @@ class WorkerProcesses:
                 slot.restart_at - now,
             )  # fmt: skip
 
+    def silent(self) -> list[tuple[_Slot, float]]:
+        """Each running worker with how long ago it last showed progress (seconds)."""
+        now = time.time()
+        found = []
+        for slot in self._slots:
+            if slot.process is None or slot.ready_file is None or exited(slot.process):
+                continue
+            try:
+                found.append((slot, now - slot.ready_file.stat().st_mtime))
+            except FileNotFoundError:
+                continue  # still starting: wait_ready's business
+        return found
+
+    def kill_hung(self) -> None:
+        """SIGKILL workers silent past MNEMO_WORKER_STALL_SECONDS (even a stopped process
+        dies of it); `reap` then replaces them. Their open transactions roll back, so the
+        records they held are taken by the others."""
+        for slot, silent in self.silent():
+            if is_hung(silent, self.settings.worker_stall_seconds) and slot.process is not None:
+                log.error(
+                    "worker process %d (slot %d) showed no progress for %.0f s; killing it",
+                    slot.process.pid, slot.index, silent,
+                )  # fmt: skip
+                slot.process.kill()
+
     def alive(self, host: str, pid: int) -> bool | None:
         """Whether `pid` on `host` is one of our workers and alive; None if not ours."""
         if host != self.host:
@@ -187,6 +216,18 @@ class WorkerProcesses:
         detail = f"{ready} of {len(self._slots)} running (restarts: {self.restarts})"
         if self.failure is not None:
             return Check("worker_processes", False, self.failure)
+        quiet = [
+            f"worker process {slot.process.pid} (slot {slot.index}) silent for {silent:.0f} s"
+            for slot, silent in self.silent()
+            if silent > self.settings.heartbeat_timeout_seconds and slot.process is not None
+        ]
+        if quiet:
+            limit = self.settings.worker_stall_seconds
+            return Check(
+                "worker_processes",
+                False,
+                f"{'; '.join(quiet)} (replaced once silent for {limit:.0f} s); {detail}",
+            )
         return Check("worker_processes", ready > 0, detail)
 
     def stop(self, timeout: float = 30.0) -> None:

@@ -1,6 +1,6 @@
 """Time triggers: periodically flush buffers whose idle, since-first or interval time is up,
-and, less often, redact raw inputs past their group's retention, drop expired idempotency
-keys and (every `consolidation_tick_seconds`) publish the consolidation checks that are due.
+and, at start and then less often, redact raw inputs past their group's retention, drop
+expired idempotency keys, finish erases cut short (`core.erasure`) and (every `consolidation_tick_seconds`) publish the consolidation checks that are due.
 
 A buffer whose step its group no longer has (the group was replaced) is given up: its
 runs fail with an error naming the step, and can be retried through the current pipeline.
@@ -13,6 +13,7 @@ import logging
 import time
 
 from mnemo import metrics
+from mnemo.core.erasure import finish_pending_erasures
 from mnemo.core.failures import describe, is_transient
 from mnemo.core.retention import forget_expired_keys, sweep_expired
 from mnemo.domain.memory import RunState
@@ -81,6 +82,7 @@ async def run_ticker(
                 if redacted := await sweep_expired(runner.deps.db, runner.deps.clock):
                     log.info("retention: redacted the raw input of %d run(s)", redacted)
                 await forget_expired_keys(runner.deps.db, runner.deps.clock)
+                await finish_pending_erasures(runner.deps.db, runner.deps.clock)
             if (
                 time.monotonic() - consolidated_at
                 >= runner.deps.settings.consolidation_tick_seconds

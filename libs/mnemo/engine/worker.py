@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -53,6 +54,12 @@ class WorkerPool:
         self.budget_seconds = budget_seconds
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
+        self._busy: dict[int, float] = {}  # id of the task running a record -> since when
+
+    def longest_busy_seconds(self) -> float:
+        """How long the record that has held its worker the longest has held it (0: idle)."""
+        now = time.monotonic()
+        return max((now - since for since in self._busy.values()), default=0.0)
 
     def start(self) -> None:
         self._tasks = [
@@ -93,6 +100,14 @@ class WorkerPool:
 
     async def run_once(self) -> bool:
         """Process one record if one is ready. Returns whether one was."""
+        key = id(asyncio.current_task())
+        self._busy[key] = time.monotonic()
+        try:
+            return await self._run_once()
+        finally:
+            del self._busy[key]
+
+    async def _run_once(self) -> bool:
         db = self.runner.deps.db
         failure: tuple[Record, Exception] | None = None
         claimed: Record | None = None

@@ -1,5 +1,5 @@
 """Sweeps of the stage services: tables on ticks (after an erase, or every while), and
-the retention timer.
+the retention timer (which also finishes erases cut short).
 
 The buffer and window tables can only be changed inside their partition's stream, so they
 are swept on the pipeline's ticks. A sweep reads Postgres, so a partition is swept only when
@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 import faust
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from mnemo.core.erasure import finish_pending_erasures
 from mnemo.core.retention import forget_expired_keys, sweep_expired
 from mnemo.kafka.runtime import Runtime
 from mnemo.store import tombstones
@@ -53,16 +54,25 @@ class SweepSchedule:
 
 
 def sweep_retention_periodically(app: faust.App, rt: Runtime) -> None:
-    """A timer that redacts raw inputs past their group's retention and drops expired
-    idempotency keys (Postgres only, so any one service can run it; the committer does).
+    """A timer that redacts raw inputs past their group's retention, drops expired
+    idempotency keys and finishes erases cut short (Postgres only, so any one service can
+    run it; the committer does), once at start and then every `retention_sweep_seconds`.
     Every instance sweeping is harmless."""
 
-    @app.timer(rt.settings.retention_sweep_seconds)
-    async def sweep_retention() -> None:
+    async def sweep() -> None:
         try:
             deps = await rt.deps()
             if redacted := await sweep_expired(deps.db, deps.clock):
                 log.info("retention: redacted the raw input of %d run(s)", redacted)
             await forget_expired_keys(deps.db, deps.clock)
+            await finish_pending_erasures(deps.db, deps.clock)
         except Exception as exc:  # the next sweep catches up
             log.warning("%s: retention sweep failed (%s)", rt.service, exc)
+
+    @app.task
+    async def sweep_at_start() -> None:
+        await sweep()
+
+    @app.timer(rt.settings.retention_sweep_seconds)
+    async def sweep_retention() -> None:
+        await sweep()

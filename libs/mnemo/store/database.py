@@ -145,6 +145,8 @@ async def connect(
     pool_size: int,
     hnsw_ef_search: int,
     embedder: Embedder | None = None,
+    connect_timeout_seconds: float = 10.0,
+    statement_timeout_seconds: float = 0.0,
 ) -> Database:
     """Open the store (starting embedded Postgres without a URL, migrating to head) for a
     process embedding with `embedder` (None: one that never embeds); a database whose
@@ -161,8 +163,13 @@ async def connect(
         max_overflow=pool_size,
         # The embedded server lives and dies with us; an external one may restart under us.
         pool_pre_ping=embedded is None,
-        # Every session, so reconciliation's lookups get the same recall as searches.
-        connect_args={"options": f"-c hnsw.ef_search={int(hnsw_ef_search)}"},
+        # Every session, so reconciliation's lookups get the same recall as searches; a
+        # server that does not answer (frozen, overloaded) fails fast instead of hanging.
+        connect_args={
+            "options": f"-c hnsw.ef_search={int(hnsw_ef_search)} "
+            f"-c statement_timeout={int(statement_timeout_seconds * 1000)}",
+            "connect_timeout": max(1, round(connect_timeout_seconds)),
+        },
     )
     database = Database(db=db, url=database_url, embedded=embedded)
     try:

@@ -279,7 +279,37 @@ erasures = Table(
     Column("seq", BigInteger, nullable=False),
     Column("raw_log_position", JSONB),
     Column("erased_at", DateTime(timezone=True), nullable=False),
+    # When the erase's clean-up committed (None: not yet; `pending_erasures` holds it).
+    Column("completed_at", DateTime(timezone=True)),
     PrimaryKeyConstraint("project", "subject", name="erasures_pkey"),
+)
+
+# Erases whose tombstone is written and whose clean-up has not committed yet: the user id
+# (held only until then), the tombstone's number, and the runs it covered as they stood
+# when it was written (run id -> status). Start-up and a periodic sweep finish them.
+pending_erasures = Table(
+    "pending_erasures",
+    metadata,
+    Column("project", String, primary_key=True),
+    Column("user_id", String, primary_key=True),
+    Column("seq", BigInteger, nullable=False),
+    Column("runs", JSONB),
+    Column("requested_at", DateTime(timezone=True), nullable=False),
+)
+
+# Stored times that were outside the accepted range (mnemo.domain.instant) when migration
+# 0015 repaired them: which row and column, the original as Postgres rendered it, and what
+# was done (clamped to the range, or removed).
+time_quarantine = Table(
+    "time_quarantine",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("table_name", String, nullable=False),
+    Column("row_key", JSONB, nullable=False),
+    Column("column_name", String, nullable=False),
+    Column("original", String, nullable=False),
+    Column("action", String, nullable=False),
+    Column("repaired_at", DateTime(timezone=True), nullable=False),
 )
 
 # One row per live pipeline worker process (embedded workers, stage services), refreshed

@@ -60,7 +60,7 @@ _RECORD = text(f"""
             CAST(:position AS jsonb), :now)
     ON CONFLICT (project, subject) DO UPDATE
       SET seq = excluded.seq, raw_log_position = excluded.raw_log_position,
-          erased_at = excluded.erased_at
+          erased_at = excluded.erased_at, completed_at = NULL
     RETURNING seq
 """)
 _ERASED_AMONG = text(f"""

@@ -11,11 +11,12 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import ColumnElement, Table, and_, delete, func, insert, not_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.event_time import as_utc
+from mnemo.domain.instant import MAX_INSTANT, MIN_INSTANT
 from mnemo.domain.transfer import ExportedMemory, ExportedSource, ExportedVersion, encode_vector
 from mnemo.store.schema import memories, memory_sources, memory_versions
 
@@ -29,9 +30,9 @@ _VERSION_FIELDS = (
     "version", "content", "valid_from", "valid_to", "change", "run_id", "status",
     "event_time", "event_time_end", "written_by_run_id", "operation",
 )  # fmt: skip
-_TIMES = frozenset(
-    {"created_at", "updated_at", "valid_from", "valid_to", "event_time", "event_time_end"}
-)
+_MEMORY_TIMES = ("created_at", "updated_at", "event_time", "event_time_end")
+_VERSION_TIMES = ("valid_from", "valid_to", "event_time", "event_time_end")
+_TIMES = frozenset(_MEMORY_TIMES + _VERSION_TIMES)
 
 
 class ImportConflict(ValueError):
@@ -63,19 +64,38 @@ async def counts(conn: AsyncConnection, project: str, after: str | None) -> tupl
 
 async def read_batch(
     conn: AsyncConnection, project: str, after: str | None, limit: int, vectors: bool
-) -> list[ExportedMemory]:
-    """Up to `limit` memories of the project with ids after `after`, in id order."""
+) -> tuple[list[ExportedMemory], list[str], str | None]:
+    """Up to `limit` memories of the project with ids after `after`, in id order; the ids
+    among them skipped because a stored time of theirs lies outside the accepted range
+    (Python could not read it back); and the last id looked at (None: none was left)."""
+    ids = list(
+        (
+            await conn.execute(
+                select(memories.c.id)
+                .where(memories.c.project == project, *([memories.c.id > after] if after else []))
+                .order_by(memories.c.id)
+                .limit(limit)
+            )
+        ).scalars()
+    )
+    if not ids:
+        return [], [], None
     columns = [memories.c[name] for name in _FIELDS]
     if vectors:
         columns.append(memories.c.embedding)
-    statement = select(*columns).where(memories.c.project == project)
-    if after is not None:
-        statement = statement.where(memories.c.id > after)
-    rows = (await conn.execute(statement.order_by(memories.c.id).limit(limit))).all()
-    ids = [r.id for r in rows]
-    versions = await _versions(ids, vectors, conn)
-    sources = await _sources(ids, conn)
-    return [
+    bad_versions = select(memory_versions.c.memory_id).where(
+        memory_versions.c.memory_id.in_(ids), not_(_readable(memory_versions, _VERSION_TIMES))
+    )
+    statement = select(*columns).where(
+        memories.c.id.in_(ids),
+        _readable(memories, _MEMORY_TIMES),
+        memories.c.id.not_in(bad_versions),
+    )
+    rows = (await conn.execute(statement.order_by(memories.c.id))).all()
+    read = [r.id for r in rows]
+    versions = await _versions(read, vectors, conn)
+    sources = await _sources(read, conn)
+    exported = [
         ExportedMemory.model_validate(
             {
                 **_plain(r._mapping, _FIELDS, vectors),
@@ -85,6 +105,12 @@ async def read_batch(
         )
         for r in rows
     ]
+    return exported, sorted(set(ids) - set(read)), ids[-1]
+
+
+def _readable(table: Table, columns: tuple[str, ...]) -> ColumnElement[bool]:
+    """Every time column of the row lies in the accepted range (see mnemo.domain.instant)."""
+    return and_(*(table.c[c].between(MIN_INSTANT, MAX_INSTANT) for c in columns))
 
 
 async def _sources(ids: list[str], conn: AsyncConnection) -> dict[str, list[ExportedSource]]:

@@ -19,6 +19,7 @@ import pytest
 from sqlalchemy import text
 
 from mnemo.clock import ManualClock
+from mnemo.core import erasure as erasure_job
 from mnemo.core.engine import Engine
 from mnemo.core.transport import TransportUnavailable
 from mnemo.domain.erasure import STOPPED_RUN_ERROR
@@ -353,3 +354,57 @@ async def table_file(engine: Engine, table: str) -> bytes:
             )
         ).scalar_one()
     return await asyncio.to_thread(Path(path).read_bytes)
+
+
+async def test_an_erase_cut_short_after_its_tombstone_is_finished_by_the_sweep(
+    harness: Harness, project: str, postgres: EmbeddedPostgres, llm: ScriptedLLMServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:  # fmt: skip
+    """kill -9 between the tombstone and the clean-up (issue 33, failure 2): the state it
+    leaves is built here by writing the tombstone the way an erase does and stopping there.
+    A sweep (the ticker's, which also runs at start-up) finishes the erase."""
+    h, db = harness, harness.engine.db
+    await put_group(h, project)
+    victim, other = f"cut-{uuid.uuid4().hex[:8]}", f"oth-{uuid.uuid4().hex[:8]}"
+    vt = [token("zqc") for _ in range(3)]
+    done = [await note(h, project, victim, f"swim {t}") for t in vt]
+    done.append(await note(h, project, other, "walk"))
+    await h.drain()
+    assert [await h.status(project, r) for r in done] == ["completed"] * 4
+
+    position = await h.engine.transport.raw_log_position()
+    await erasure_job._record_tombstone(db, project, victim, position, h.clock)  # then killed
+    assert len(await listing(h.engine, project, group="diary", user_id=victim)) == 3
+
+    # Within the grace period a sweep leaves it to the request that is about to clean up.
+    assert await erasure_job.finish_pending_erasures(db, h.clock) == 0
+    h.clock.advance(erasure_job.PENDING_GRACE_SECONDS + 1)
+    assert await erasure_job.finish_pending_erasures(db, h.clock) == 1
+    assert await listing(h.engine, project, group="diary", user_id=victim) == []
+    leftovers = await scan.find(db, [*vt, victim])
+    assert leftovers == [], scan.report(leftovers)
+    async with db.connect() as conn:
+        tombstone = await tombstones.lookup(conn, project, victim)
+        completed = (
+            await conn.execute(text("SELECT completed_at FROM erasures WHERE seq = :s"),
+                               {"s": tombstone.seq if tombstone else -1})
+        ).scalar_one()  # fmt: skip
+    assert completed == h.clock.now()
+    assert await erasure_job.finish_pending_erasures(db, h.clock) == 0  # done once
+    assert [m.content for m in await listing(h.engine, project, group="diary", user_id=other)] == [
+        "walk"
+    ]
+
+
+async def test_an_erase_reports_when_it_completed(harness: Harness, project: str) -> None:
+    h = harness
+    await put_group(h, project)
+    user = f"rep-{uuid.uuid4().hex[:8]}"
+    await note(h, project, user, "knit")
+    await h.drain()
+    report = await h.engine.erase_user(project, user)
+    assert report.memories == 1 and report.completed_at == h.clock.now()
+    db = h.engine.db
+    assert await erasure_job.finish_pending_erasures(db, h.clock, 0) == 0
+    async with db.connect() as conn:
+        assert (await conn.execute(text("SELECT count(*) FROM pending_erasures"))).scalar() == 0

@@ -108,3 +108,47 @@ async def test_serve_exits_with_an_error_when_its_workers_keep_dying(
     with pytest.raises(serve_module.GaveUp, match="died 5 times within 60 s"):
         async with asyncio.timeout(120):
             await serve_module.serve(settings)
+
+
+def beating() -> list[str]:
+    """A worker that signals ready and refreshes its ready file every 0.1 s, as
+    `python -m mnemo.engine` does while its pipeline makes progress."""
+    code = (
+        "import os, pathlib, time; "
+        "ready = pathlib.Path(os.environ['MNEMO_WORKER_READY_FILE']); "
+        "ready.write_text(str(os.getpid()))\n"
+        "while True:\n    os.utime(ready); time.sleep(0.1)"
+    )
+    return [sys.executable, "-c", code]
+
+
+async def test_a_stopped_worker_is_named_then_killed_and_replaced(tmp_path: Path) -> None:
+    """SIGSTOP (issue 33, failure 7): the worker lives, but shows no progress."""
+    settings = Settings(
+        data_dir=tmp_path,
+        heartbeat_seconds=0.2,
+        heartbeat_timeout_seconds=1.0,
+        worker_stall_seconds=4.0,
+    )
+    workers = WorkerProcesses(settings, "postgresql://unused", 2, command=beating())
+    workers.start()
+    try:
+        await workers.wait_ready(60)
+        victim, other = (p.pid for p in workers.processes)
+        os.kill(victim, signal.SIGSTOP)
+        named: list[str] = []
+        async with asyncio.timeout(60):  # a generous bound: the point is that it ends
+            while workers.alive(workers.host, victim):
+                check = workers.check()
+                if not check.ok:
+                    named.append(check.detail)
+                workers.tick()
+                await asyncio.sleep(0.05)
+        assert named and f"worker process {victim} (slot 0) silent for" in named[0]
+        assert all(str(other) not in n for n in named)  # the live one is never blamed
+        await workers.wait_ready(60)
+        assert workers.restarts == 1 and victim not in {p.pid for p in workers.processes}
+        assert workers.check().ok
+        assert not zombie(victim)
+    finally:
+        workers.stop()

@@ -1,4 +1,4 @@
-"""One failure rule for both modes: only connection-level errors are transient."""
+"""One failure rule for both modes: only connection-level and resource errors are transient."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ def wrapped(orig: Exception, cls: type[sa_exc.DBAPIError] = sa_exc.OperationalEr
         psycopg.errors.SerializationFailure("could not serialize access"),  # 40001
         psycopg.errors.DeadlockDetected("deadlock detected"),  # 40P01
         psycopg.InterfaceError("the connection is closed"),
+        # A lack of resources passes (issue 33: a full disk failed acknowledged runs).
+        psycopg.errors.DiskFull("could not extend file: No space left on device"),  # 53100
+        psycopg.errors.OutOfMemory("out of memory"),  # 53200
+        psycopg.errors.TooManyConnections("too many clients already"),  # 53300
+        psycopg.errors.InsufficientResources("insufficient resources"),  # 53000
+        psycopg.errors.QueryCanceled("canceling statement due to statement timeout"),  # 57014
     ],
 )
 def test_postgres_connection_errors_are_transient_raw_and_wrapped(error: Exception) -> None:
@@ -46,7 +52,6 @@ def test_postgres_connection_errors_are_transient_raw_and_wrapped(error: Excepti
         psycopg.errors.StringDataRightTruncation("value too long"),  # 22001
         psycopg.errors.UniqueViolation("duplicate key"),  # 23505
         psycopg.errors.UndefinedTable("relation does not exist"),  # 42P01
-        psycopg.errors.InsufficientResources("out of memory"),  # 53200: not the connection
     ],
 )
 def test_deterministic_postgres_errors_fail_at_once(error: Exception) -> None:

@@ -42,6 +42,7 @@ async def readyz(engine: EngineDep, request: Request) -> Readiness | Response:
         engine.transport,
         engine.settings.heartbeat_timeout_seconds,
         getattr(request.app.state, "local_workers", None),
+        engine.write_health,
     )
     endpoints = getattr(request.app.state, "endpoint_checks", None)
     if endpoints is not None:  # the configured LLM and embedder (mnemo.core.endpoints)
