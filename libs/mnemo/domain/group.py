@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemo.domain.consolidation import ConsolidationConfig, consolidation_problems
@@ -59,6 +62,17 @@ class GroupConfig(BaseModel):
                 "has no such step"
             )
         return self
+
+    def etag(self) -> str:
+        """The configuration's HTTP entity tag (quoted, strong): a digest of its stored form,
+        so it changes exactly when a save changes something."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return '"' + hashlib.sha256(canonical.encode()).hexdigest()[:32] + '"'
+
+    def same_shape(self, other: GroupConfig) -> bool:
+        """Same topics, pipeline and memory-over-time sections (what a template decides)."""
+        fields = ("topics", "pipeline", "consolidation", "reconsolidation")
+        return all(getattr(self, f) == getattr(other, f) for f in fields)
 
     def topic(self, name: str) -> Topic:
         for topic in self.topics:
