@@ -55,7 +55,7 @@ from mnemo.settings import Settings
 from mnemo.steps.base import Deps
 from mnemo.store import browse as browse_store
 from mnemo.store import erasure as erasure_store
-from mnemo.store import keys, runs
+from mnemo.store import keys, run_activity, runs
 from mnemo.store import memories as memory_store
 from mnemo.store import provenance as provenance_store
 from mnemo.store import search as search_store
@@ -375,6 +375,13 @@ class Engine:
                 before=before,
                 limit=limit,
             )
+
+    async def runs_per_minute(
+        self, project: str, since: datetime, until: datetime
+    ) -> list[run_activity.MinuteOfRuns]:
+        """Runs completed and failed per minute, with add-to-commit p50/p95 (console charts)."""
+        async with self.database.db.connect() as conn:
+            return await run_activity.per_minute(conn, project, since, until)
 
     async def get_runs(self, project: str, run_ids: list[str]) -> list[Run]:
         """The project's runs among `run_ids` (others are skipped), newest first."""
