@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from markupsafe import Markup, escape
@@ -121,7 +122,7 @@ def timeline_svg(lanes: list[Lane], group: str, user_id: str | None) -> Markup:
     def y(i: int) -> float:
         return TOP + LANE_H * i + LANE_H / 2
 
-    query = f"?group={escape(group)}" + (f"&amp;user={escape(user_id)}" if user_id else "")
+    query = f"?group={quote(group)}" + (f"&amp;user={quote(user_id)}" if user_id else "")
     row = {lane.memory_id: i for i, lane in enumerate(lanes)}
     parts = [
         f'<svg class="timeline" viewBox="0 0 {WIDTH} {height}" role="img" '
