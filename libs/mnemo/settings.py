@@ -33,7 +33,8 @@ from mnemo.domain.templates import TEMPLATE_NAMES
 PREFIX = "MNEMO_"
 # Read by clients and scripts, not by the server: the CLI's remote commands (MNEMO_URL,
 # MNEMO_API_KEY), scripts/run-distributed.sh (MNEMO_LOG_DIR, MNEMO_METRICS_BASE_PORT) and the
-# console's browser tests (MNEMO_TEST_CHROMIUM, MNEMO_TEST_CHROMEDRIVER).
+# console's browser tests (MNEMO_TEST_CHROMIUM, MNEMO_TEST_CHROMEDRIVER,
+# MNEMO_SCREENSHOT_SPREAD_MINUTES from scripts/console-screenshots.sh).
 CLIENT_VARIABLES = frozenset(
     {
         "MNEMO_URL",
@@ -42,6 +43,7 @@ CLIENT_VARIABLES = frozenset(
         "MNEMO_METRICS_BASE_PORT",
         "MNEMO_TEST_CHROMIUM",
         "MNEMO_TEST_CHROMEDRIVER",
+        "MNEMO_SCREENSHOT_SPREAD_MINUTES",
     }
 )
 SERVICES = ("extractor", "buffer", "transformer", "committer")

@@ -5,6 +5,7 @@ memory timeline. Their screenshots are the ones in docs/console.md
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -104,10 +105,11 @@ def test_memory_timeline_rule_provenance_and_health_charts(
     rows = browser.find_all("table.versions tbody tr[data-version]")
     assert len(rows) == 2 and "oil varnish" in rows[1].text and "spirit varnish" in rows[0].text
     assert rows[0].find_element("css selector", "td.writer").text.startswith("run ")
-    browser.screenshot("memory-history")
+    browser.screenshot("memory-versions")
 
     llm.fail("extract", status=503, times=2)
     assert add(tenant, "I run marathons")["status"] == "failed"
+    spread_runs(tenant, llm, float(os.environ.get(SPREAD_VARIABLE, "0")))
     browser.open(tenant.url + "/console/health")
     deadline = time.monotonic() + 60
     while not browser.find_all("figure.chart-figure polyline.series-0"):  # LLM calls sampled
@@ -127,9 +129,27 @@ def test_memory_timeline_rule_provenance_and_health_charts(
     browser.screenshot("health-charts")
 
 
+SPREAD_VARIABLE = "MNEMO_SCREENSHOT_SPREAD_MINUTES"
+
+
+def spread_runs(tenant: Tenant, llm: ScriptedLLMServer, minutes: float) -> None:
+    """For the docs' screenshots (scripts/console-screenshots.sh sets MNEMO_SCREENSHOT_SPREAD_
+    MINUTES): adds every 15 s for `minutes`, every fifth one failing, so the charts show
+    more than one minute. 0 (the tests' default) adds nothing."""
+    deadline = time.monotonic() + minutes * 60
+    n = 0
+    while time.monotonic() < deadline:
+        n += 1
+        if n % 5 == 0:
+            llm.fail("extract", status=503, times=2)
+        for i in range(1 + n % 3):
+            add(tenant, f"I practised scales for {10 * n + i} minutes today", wait=False)
+        time.sleep(15)
+
+
 def test_login_page_says_which_key(browser: Browser, tenant: Tenant) -> None:
     browser.clear_cookies()
     browser.open(tenant.url + "/console/login")
     help_text = browser.text("#key-help")
     assert "make run" in help_text and "created a local API key: mnemo_" in help_text
-    browser.screenshot("login")
+    browser.screenshot("login-help")
