@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from tests.api.fixtures import Tenant
 from tests.console.group_documents import GROUP_DOCUMENTS
@@ -88,6 +88,13 @@ def _editor_etag(client: httpx.Client, name: str) -> str:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(document=GROUP_DOCUMENTS)
+# Found by this test: Postgres' JSONB stores -0.0 as 0, which once changed the ETag.
+@example(
+    document={
+        **FULL_DOCUMENT,
+        "consolidation": {**FULL_DOCUMENT["consolidation"], "similarity": -0.0},
+    }
+)
 def test_every_valid_group_survives_an_unchanged_save_in_the_editor(
     tenant: Tenant, document: dict[str, Any]
 ) -> None:

@@ -120,6 +120,7 @@ async def save_group(
     """Replace the group's configuration, only if it is still the one the editor was opened
     on (`etag`, as If-Match); on refusal the editor keeps the text and shows the errors
     beside it (and nothing is stored)."""
+    await engine.group(session.project, name)  # 404: the editor edits existing groups
     errors, stale = await _save(engine, session, name, document, etag)
     if not errors:
         return RedirectResponse(f"/console/groups/{name}?saved=1", status_code=303)

@@ -22,6 +22,18 @@ from mnemo.domain.retention import RetentionPolicy
 from mnemo.domain.topics import Topic
 
 
+def _without_negative_zero(value: object) -> object:
+    """-0.0 as 0.0: Postgres' JSONB keeps no sign on zero, and a tag must not change when a
+    stored group is read back."""
+    if isinstance(value, float):
+        return value + 0.0
+    if isinstance(value, dict):
+        return {k: _without_negative_zero(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_negative_zero(v) for v in value]
+    return value
+
+
 class GroupConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -66,7 +78,8 @@ class GroupConfig(BaseModel):
     def etag(self) -> str:
         """The configuration's HTTP entity tag (quoted, strong): a digest of its stored form,
         so it changes exactly when a save changes something."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        dumped = _without_negative_zero(self.model_dump(mode="json"))
+        canonical = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
         return '"' + hashlib.sha256(canonical.encode()).hexdigest()[:32] + '"'
 
     def same_shape(self, other: GroupConfig) -> bool:

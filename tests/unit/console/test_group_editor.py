@@ -75,3 +75,11 @@ def test_engine_refusals_keep_the_validation_locations() -> None:
     assert errors[0].message == "the chain from step 'x' does not end in commit"
     plain = InvalidRequest("nope", [FieldError(location="body.name", message="bad name")])
     assert [(e.location, e.message) for e in refusal(plain)] == [("body.name", "bad name")]
+
+
+def test_the_etag_ignores_the_sign_of_zero_which_jsonb_drops() -> None:
+    document = parse_document(editable_yaml(group_from_template("g", "default"))).as_document()
+    document["pipeline"]["steps"][3]["min_similarity"] = -0.0  # type: ignore[index]
+    negative = group_from_document("g", document)
+    document["pipeline"]["steps"][3]["min_similarity"] = 0.0  # type: ignore[index]
+    assert negative.etag() == group_from_document("g", document).etag()
