@@ -38,12 +38,17 @@ class VersionView:
 
     @property
     def producer(self) -> str | None:
-        """What produced this version: the model, or the offline heuristics.
+        """What produced this version: the model's name, or the offline heuristics.
 
-        Hook: runs do not record their provider yet; once `RunSource` carries it (the run
-        label), return it here and the page shows it. None reads as "not recorded".
+        Read from the run's label (`RunSource.produced_by`, "offline" or a model name) where
+        runs record it; getattr, because runs of this branch do not record it yet. None (a
+        consolidation pass, an API delete, or a run from before labels) reads as "not
+        recorded".
         """
-        return None
+        label = getattr(self.version.run, "produced_by", None) if self.version.run else None
+        if not label:
+            return None
+        return "offline heuristics" if label == "offline" else f"model {label}"
 
 
 @dataclass(frozen=True)
