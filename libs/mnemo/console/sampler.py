@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from fastapi import FastAPI
 
@@ -27,25 +27,29 @@ def metrics_history(app: FastAPI) -> MetricsHistory:
     return history
 
 
-async def sample_once(app: FastAPI) -> Snapshot:
-    snapshot = Snapshot.parse((await exposition(app.state.engine)).decode())
-    metrics_history(app).record(snapshot)
-    return snapshot
+Read = Callable[[], Awaitable[bytes]]
 
 
-async def _sample_forever(app: FastAPI, every: float) -> None:
+async def _sample_forever(app: FastAPI, every: float, read: Read) -> None:
     while True:
         try:
-            await sample_once(app)
+            metrics_history(app).record(Snapshot.parse((await read()).decode()))
         except Exception as exc:  # a missed sample is a gap in a chart, never a crash
             log.warning("console metrics sample failed: %s", exc)
         await asyncio.sleep(every)
 
 
 @contextlib.asynccontextmanager
-async def sampling(app: FastAPI, every: float) -> AsyncIterator[None]:
-    """Sample in the background while the app runs (its lifespan holds this open)."""
-    task = asyncio.create_task(_sample_forever(app, every), name="console-metrics-sampler")
+async def sampling(app: FastAPI, every: float, read: Read | None = None) -> AsyncIterator[None]:
+    """Sample in the background while the app runs (its lifespan holds this open). `read`:
+    the exposition to sample (default: the app's engine's, as /metrics serves it)."""
+
+    async def engine_exposition() -> bytes:
+        return await exposition(app.state.engine)
+
+    task = asyncio.create_task(
+        _sample_forever(app, every, read or engine_exposition), name="console-metrics-sampler"
+    )
     try:
         yield
     finally:
