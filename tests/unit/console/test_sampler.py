@@ -11,18 +11,20 @@ from mnemo.console.sampler import metrics_history, sampling
 async def test_the_sampler_records_in_the_background_until_the_app_stops() -> None:
     app = FastAPI()
     reads = 0
+    fourth = asyncio.Event()
 
     async def read() -> bytes:
         nonlocal reads
         reads += 1
+        if reads == 4:
+            fourth.set()
         if reads == 2:
             raise OSError("scrape failed")  # a gap, not the end of sampling
         return f"# TYPE mnemo_runs_total counter\nmnemo_runs_total {reads}\n".encode()
 
     history = metrics_history(app)
     async with sampling(app, 1.05, read):  # just above the history's 1 s spacing
-        while reads < 4:
-            await asyncio.sleep(0.05)
+        await asyncio.wait_for(fourth.wait(), 60)
     stopped_at = reads
     await asyncio.sleep(1.2)
     assert reads == stopped_at  # stopped with the app
