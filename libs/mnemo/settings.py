@@ -33,7 +33,8 @@ from mnemo.domain.templates import TEMPLATE_NAMES
 PREFIX = "MNEMO_"
 # Read by clients and scripts, not by the server: the CLI's remote commands (MNEMO_URL,
 # MNEMO_API_KEY), scripts/run-distributed.sh (MNEMO_LOG_DIR, MNEMO_METRICS_BASE_PORT) and the
-# console's browser tests (MNEMO_TEST_CHROMIUM, MNEMO_TEST_CHROMEDRIVER).
+# console's browser tests (MNEMO_TEST_CHROMIUM, MNEMO_TEST_CHROMEDRIVER,
+# MNEMO_SCREENSHOT_SPREAD_MINUTES from scripts/console-screenshots.sh).
 CLIENT_VARIABLES = frozenset(
     {
         "MNEMO_URL",
@@ -42,6 +43,7 @@ CLIENT_VARIABLES = frozenset(
         "MNEMO_METRICS_BASE_PORT",
         "MNEMO_TEST_CHROMIUM",
         "MNEMO_TEST_CHROMEDRIVER",
+        "MNEMO_SCREENSHOT_SPREAD_MINUTES",
     }
 )
 SERVICES = ("extractor", "buffer", "transformer", "committer")
@@ -206,6 +208,9 @@ class Settings(BaseSettings):
     # How often raw inputs past their group's retention are redacted (the embedded ticker;
     # the committer service in the distributed mode).
     retention_sweep_seconds: float = Field(default=60.0, gt=0)
+    # The gateway samples its own metrics this often into an hour-long ring buffer, so the
+    # console's pipeline-health charts show the last hour at once.
+    console_sample_seconds: float = Field(default=10.0, ge=1, le=300)
     # Each pass of a run through its pipeline (from its add or a buffer flush, to its commit
     # or its next buffer) must end within this; past it the run fails, retryable.
     run_time_budget_seconds: float = Field(default=300.0, gt=0)

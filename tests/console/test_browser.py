@@ -3,14 +3,12 @@ retry a failed run, an invalid group config shown inline. Screenshots: build/scr
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from tests.api.fixtures import Tenant
 from tests.console.browser import Browser
-from tests.console.helpers import add, api, memory_id_of
+from tests.console.helpers import add, api
+from tests.console.scenarios import rewritten_memory
 from tests.support.scripted_llm import ScriptedLLMServer
 
 pytestmark = pytest.mark.integration
@@ -120,27 +118,8 @@ def test_search(browser: Browser, tenant: Tenant) -> None:
     browser.screenshot("search")
 
 
-def _rewrite_existing(request_json: dict[str, Any]) -> dict[str, Any]:
-    """Reconcile: rewrite the first existing memory with the new fact, drop the new one."""
-    body = json.loads(next(m["content"] for m in request_json["messages"] if m["role"] == "user"))
-    if not body["existing"]:
-        return {
-            "existing": [],
-            "new": [{"index": n["index"], "action": "keep"} for n in body["new"]],
-        }
-    first, new = body["existing"][0], body["new"][0]
-    return {
-        "existing": [{"id": first["id"], "action": "rewrite", "content": new["content"]}],
-        "new": [{"index": n["index"], "action": "delete"} for n in body["new"]],
-    }
-
-
 def test_open_a_memorys_history(browser: Browser, tenant: Tenant, llm: ScriptedLLMServer) -> None:
-    llm.script("transform_with_context", _rewrite_existing)
-    first = add(tenant, "I drink coffee every morning")
-    second = add(tenant, "I switched from coffee to green tea")
-    memory_id = memory_id_of(first)
-    assert second["committed_operations"]["updated"][0]["memory_id"] == memory_id
+    memory_id, first, second = rewritten_memory(tenant, llm)
 
     log_in(browser, tenant)
     browser.fill("#f-user", tenant.user)
@@ -151,10 +130,14 @@ def test_open_a_memorys_history(browser: Browser, tenant: Tenant, llm: ScriptedL
     browser.click("table.memories td.content a")
     browser.wait_for_text("Versions")
     assert f"/console/memories/{memory_id}" in browser.url
-    current, previous = browser.find_all("table.versions tbody tr")
+    current, previous = browser.find_all("table.versions tbody tr[data-version]")
     assert "User said: I switched from coffee to green tea" in current.text
-    assert "User said: I drink coffee every morning" in previous.text and "updated" in previous.text
-    assert second["run_id"][:8] in previous.text  # the run that changed it
+    assert second["run_id"][:8] in current.text and "updated" in current.text
+    # The old version names the run that wrote it, not the one that replaced it.
+    assert "User said: I drink coffee every morning" in previous.text and "created" in previous.text
+    assert first["run_id"][:8] in previous.text and second["run_id"][:8] not in previous.text
+    browser.click("table.versions tr.detail summary")
+    browser.wait_for_text("I drink coffee every morning")
     provenance = browser.text("section[aria-labelledby=provenance-heading]")
     assert first["run_id"][:8] in provenance and second["run_id"][:8] in provenance
     browser.screenshot("memory-history")

@@ -185,3 +185,20 @@ def test_an_erased_users_run_page_says_so_and_shows_none_of_the_input(tenant: Te
         page = client.get(f"/console/runs/{run['run_id']}")
     assert page.status_code == 200 and "erased with its user" in page.text
     assert "Faro" not in page.text and "tablet" not in page.text and tenant.user not in page.text
+
+
+def test_the_login_page_says_which_key_to_paste_and_where_make_run_printed_it(
+    tenant: Tenant,
+) -> None:
+    import inspect
+
+    from mnemo.cli import serving
+
+    with httpx.Client(base_url=tenant.url) as client:
+        page = client.get("/console/login").text
+    assert "starts with <code>mnemo_</code>" in page and "make run" in page
+    # The line quoted is the one `mnemo serve` (what `make run` starts) prints.
+    printed = "created a local API key: "
+    assert printed in inspect.getsource(serving.announce)
+    assert f"{printed}mnemo_…" in page and "MNEMO_API_KEY=mnemo_…" in page
+    assert "mnemo keys create --name console" in page

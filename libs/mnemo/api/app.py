@@ -21,6 +21,7 @@ from mnemo.api.streams import StreamPool
 from mnemo.api.text_guard import reject_bad_parameters
 from mnemo.api.tracing import TraceContext
 from mnemo.console import install_console
+from mnemo.console.sampler import sampling
 from mnemo.core.engine import Engine
 from mnemo.core.readiness import LocalWorkers
 from mnemo.mcp.http import PATH as MCP_PATH
@@ -69,7 +70,7 @@ def create_app(
             raise RuntimeError("create_app needs an engine or a start_engine function")
         app.state.engine = engine or await start_engine(settings)  # type: ignore[misc]
         try:
-            async with mcp.running():
+            async with mcp.running(), sampling(app, settings.console_sample_seconds):
                 yield
         finally:
             if owned:

@@ -41,19 +41,31 @@ def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _text)
 
 
-def editable_yaml(group: GroupConfig) -> str:
-    """The group as the YAML a user would write: defaults left out, step kinds kept."""
-    document: dict[str, Any] = {}
-    if group.description:
-        document["description"] = group.description
-    document["topics"] = [t.model_dump(mode="json", exclude_defaults=True) for t in group.topics]
+def editable_document(group: GroupConfig) -> dict[str, Any]:
+    """The whole stored group as a PUT document, defaults left out.
+
+    Generic over GroupConfig's fields, so a section added to groups later is shown (and
+    saved back) without touching the editor; only the name (the URL's) is left out. Step
+    kinds are kept although they are their models' defaults: they say which step it is.
+    """
+    document = group.model_dump(mode="json", exclude={"name"}, exclude_defaults=True)
     document["pipeline"] = {
+        **document["pipeline"],
         "steps": [
             {"id": s.id, "kind": s.kind, **s.model_dump(mode="json", exclude_defaults=True)}
             for s in group.pipeline.steps
-        ]
+        ],
     }
-    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=90)
+    # A template group's label first: it reads as "this came from ...".
+    first = {"template": document.pop("template")} if "template" in document else {}
+    return {**first, **document}
+
+
+def editable_yaml(group: GroupConfig) -> str:
+    """The group as the YAML a user would write (see `editable_document`)."""
+    return yaml.dump(
+        editable_document(group), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=90
+    )
 
 
 def _pydantic_errors(exc: ValidationError, root: str) -> list[EditorError]:

@@ -62,12 +62,15 @@ async def create_group(
     return render(request, "groups.html", session, context, 400)
 
 
-def _group_context(group: GroupConfig, text: str, errors: list[EditorError]) -> dict[str, Any]:
+def _group_context(
+    group: GroupConfig, text: str, errors: list[EditorError], etag: str
+) -> dict[str, Any]:
     return {
         "group": group,
         "svg": pipeline_svg(group.pipeline, f"Pipeline of group {group.name}"),
         "document": text,
         "errors": errors,
+        "etag": etag,
     }
 
 
@@ -76,24 +79,33 @@ async def group_page(
     request: Request, name: GroupName, session: SessionDep, engine: EngineDep
 ) -> Response:
     group = await engine.group(session.project, name)
-    context = _group_context(group, editable_yaml(group), [])
+    context = _group_context(group, editable_yaml(group), [], group.etag())
     context["saved"] = request.query_params.get("saved") == "1"
     return render(request, "group.html", session, context)
 
 
 async def _save(
-    engine: EngineDep, session: ConsoleSession, name: str, text: str
-) -> list[EditorError]:
+    engine: EngineDep, session: ConsoleSession, name: str, text: str, etag: str
+) -> tuple[list[EditorError], bool]:
+    """The errors of a save (none: stored), and whether it was refused as stale."""
     if len(text) > MAX_DOCUMENT_CHARS:
-        return [EditorError("document", f"longer than {MAX_DOCUMENT_CHARS} characters")]
+        return [EditorError("document", f"longer than {MAX_DOCUMENT_CHARS} characters")], False
     try:
         body = parse_document(text)
-        await engine.put_group(session.project, name, body.as_document())
+        await engine.put_group(session.project, name, body.as_document(), etag or None)
     except DocumentRefused as exc:
-        return exc.errors
+        return exc.errors, False
     except InvalidRequest as exc:
-        return refusal(exc)
-    return []
+        if exc.status == 412:
+            return [EditorError("document", STALE_MESSAGE)], True
+        return refusal(exc), False
+    return [], False
+
+
+STALE_MESSAGE = (
+    "someone saved this group after you opened it; your text was not saved (it is kept "
+    "here to copy). Open the current configuration (Discard changes) and make your edit again."
+)
 
 
 @router.post("/groups/{name}")
@@ -103,12 +115,16 @@ async def save_group(
     session: CheckedSessionDep,
     engine: EngineDep,
     document: Annotated[str, Form()] = "",
+    etag: Annotated[str, Form(max_length=200)] = "",
 ) -> Response:
-    """Replace the group's configuration; on refusal the editor keeps the text and shows
-    the errors beside it (and nothing is stored)."""
-    current = await engine.group(session.project, name)
-    errors = await _save(engine, session, name, document)
+    """Replace the group's configuration, only if it is still the one the editor was opened
+    on (`etag`, as If-Match); on refusal the editor keeps the text and shows the errors
+    beside it (and nothing is stored)."""
+    await engine.group(session.project, name)  # 404: the editor edits existing groups
+    errors, stale = await _save(engine, session, name, document, etag)
     if not errors:
         return RedirectResponse(f"/console/groups/{name}?saved=1", status_code=303)
-    context = _group_context(current, document, errors)
-    return render(request, "group.html", session, context, 400)
+    current = await engine.group(session.project, name)
+    # A stale editor keeps its old tag: saving again must not overwrite the other edit.
+    context = _group_context(current, document, errors, etag)
+    return render(request, "group.html", session, context, 412 if stale else 400)

@@ -7,6 +7,7 @@ family (new ones included) is listed with its samples.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,9 +16,11 @@ from starlette.responses import Response
 from mnemo.api.exposition import exposition
 from mnemo.console.charts import sparkline
 from mnemo.console.errors import ConsoleRoute
+from mnemo.console.health_charts import metric_charts, render_all, run_charts
 from mnemo.console.metrics_view import MetricsHistory, Snapshot, Window
 from mnemo.console.rendering import render
-from mnemo.console.session import SessionDep
+from mnemo.console.sampler import metrics_history
+from mnemo.console.session import ConsoleSession, SessionDep
 
 router = APIRouter(route_class=ConsoleRoute)
 
@@ -32,14 +35,6 @@ class Trend:
     label: str
     per_minute: float | None
     points: Any  # the sparkline's Markup
-
-
-def _history(request: Request) -> MetricsHistory:
-    state = request.app.state
-    if getattr(state, "console_metrics", None) is None:
-        state.console_metrics = MetricsHistory()
-    history: MetricsHistory = state.console_metrics
-    return history
 
 
 def _per_minute(w: Window, name: str, **match: str) -> float | None:
@@ -138,11 +133,14 @@ def _trends(history: MetricsHistory, now: Snapshot) -> list[Trend]:
     ]
 
 
-async def health_context(request: Request) -> dict[str, Any]:
-    now = Snapshot.parse((await exposition(request.app.state.engine)).decode())
-    history = _history(request)
+async def health_context(request: Request, session: ConsoleSession) -> dict[str, Any]:
+    engine = request.app.state.engine
+    now = Snapshot.parse((await exposition(engine)).decode())
+    history = metrics_history(request.app)
     window = history.window(now, WINDOW_SECONDS)
     trends = _trends(history, now)
+    at = datetime.now(UTC)
+    charts = [*await run_charts(engine, session.project, at), *metric_charts(history, now)]
     history.record(now)
     since_start = Window(now, None)
     quantiles = window if window.base else since_start
@@ -162,6 +160,8 @@ async def health_context(request: Request) -> dict[str, Any]:
         "llm": _llm(quantiles),
         "backlog": _backlog(now),
         "trends": trends,
+        "charts": render_all(charts, at),
+        "sample_seconds": request.app.state.settings.console_sample_seconds,
         "families": [f for f in now.families if f.name.startswith("mnemo_")],
         "other_families": sum(1 for f in now.families if not f.name.startswith("mnemo_")),
         "poll_seconds": POLL_SECONDS,
@@ -170,10 +170,10 @@ async def health_context(request: Request) -> dict[str, Any]:
 
 @router.get("/health")
 async def health_page(request: Request, session: SessionDep) -> Response:
-    return render(request, "health.html", session, await health_context(request))
+    return render(request, "health.html", session, await health_context(request, session))
 
 
 @router.get("/health/panels")
 async def health_panels(request: Request, session: SessionDep) -> Response:
     """The panels alone: htmx polls this every POLL_SECONDS."""
-    return render(request, "_health_panels.html", session, await health_context(request))
+    return render(request, "_health_panels.html", session, await health_context(request, session))

@@ -135,18 +135,16 @@ async def memory_page(
 ) -> Response:
     user = blank_to_none(user)
     project = session.project
-    versions = await engine.memory_history(project, group, user, memory_id)  # 404 if unseen
+    provenance = await memory_provenance(engine, project, group, user, memory_id)  # 404 if unseen
     try:
         memory = await engine.get_memory(project, group, user, memory_id)
     except NotFound:
-        memory = None  # deleted: its history remains
-    provenance = await memory_provenance(engine, project, group, user, memory_id, versions)
+        memory = None  # deleted or consolidated: its history remains
     context = {
         "memory_id": memory_id,
         "memory": memory,
         "group_name": group,
         "user": user,
-        "versions": list(reversed(versions)),
         "provenance": provenance,
     }
     return render(request, "memory.html", session, context)

@@ -166,3 +166,49 @@ class MetricsHistory:
             measured = value(Window(after, before))
             out.append(measured if measured is not None else 0.0)
         return out
+
+    def points(
+        self, now: Snapshot, value: Callable[[Window], float | None]
+    ) -> list[tuple[float, float]]:
+        """`series` with the time (epoch seconds) each value was measured at; gaps left out."""
+        with self._lock:
+            snapshots = [*self._snapshots]
+        if not snapshots or snapshots[-1].at < now.at:
+            snapshots.append(now)
+        out = []
+        for before, after in itertools.pairwise(snapshots):
+            measured = value(Window(after, before))
+            if measured is not None:
+                out.append((after.at, measured))
+        return out
+
+    def trailing(
+        self, now: Snapshot, value: Callable[[Window], float | None], seconds: float = 60.0
+    ) -> list[tuple[float, float]]:
+        """At each snapshot, `value` over the window reaching back `seconds` (from the oldest
+        snapshot inside it), like PromQL's `increase(x[1m])` at each sample; the first
+        snapshot has no window and no point."""
+        with self._lock:
+            snapshots = [*self._snapshots]
+        if not snapshots or snapshots[-1].at < now.at:
+            snapshots.append(now)
+        out = []
+        start = 0
+        for after in snapshots[1:]:
+            while after.at - snapshots[start].at > seconds:
+                start += 1
+            base = snapshots[start]
+            if base is after:
+                continue
+            measured = value(Window(after, base))
+            if measured is not None:
+                out.append((after.at, measured))
+        return out
+
+    def gauge(self, now: Snapshot, key: SampleKey) -> list[tuple[float, float]]:
+        """A gauge's value at each snapshot that has it, oldest first."""
+        with self._lock:
+            snapshots = [*self._snapshots]
+        if not snapshots or snapshots[-1].at < now.at:
+            snapshots.append(now)
+        return [(s.at, s.values[key]) for s in snapshots if key in s.values]

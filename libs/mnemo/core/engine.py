@@ -31,7 +31,7 @@ from mnemo.core.admission import (
 from mnemo.core.dynamics import Dynamics, ScopeState
 from mnemo.core.erasure import erase_user
 from mnemo.core.failures import is_transient
-from mnemo.core.groups import GroupCache
+from mnemo.core.groups import GroupCache, StaleGroup
 from mnemo.core.idempotency import Admission, earlier_run, still_contended
 from mnemo.core.keyring import KeyRing
 from mnemo.core.readiness import WriteHealth
@@ -59,7 +59,7 @@ from mnemo.settings import Settings
 from mnemo.steps.base import Deps
 from mnemo.store import browse as browse_store
 from mnemo.store import erasure as erasure_store
-from mnemo.store import keys, runs
+from mnemo.store import keys, run_activity, runs
 from mnemo.store import memories as memory_store
 from mnemo.store import provenance as provenance_store
 from mnemo.store import search as search_store
@@ -109,11 +109,27 @@ class Engine:
     async def list_groups(self, project: str) -> list[GroupConfig]:
         return await self.groups.list(project)
 
-    async def put_group(self, project: str, name: str, document: dict[str, object]) -> GroupConfig:
+    async def put_group(
+        self, project: str, name: str, document: dict[str, object], if_match: str | None = None
+    ) -> GroupConfig:
+        """Create or replace a group. With `if_match`, only while the stored configuration
+        still has that ETag (`GroupConfig.etag`): else 412 and nothing is stored."""
         group = parse_group(name, document)
         limits = self.settings.limits
         check_group(group, limits)
-        if not await self.groups.put(project, group, limits.groups_per_project):
+        try:
+            stored = await self.groups.put(project, group, limits.groups_per_project, if_match)
+        except StaleGroup as exc:
+            message = (
+                f"group '{name}' was changed since it was read (If-Match {if_match} no longer "
+                "matches"
+                + (f"; it is now {exc.current.etag()}" if exc.current else "; it does not exist")
+                + "); read it again and reapply the change"
+            )
+            raise InvalidRequest(
+                message, [FieldError(location="header.If-Match", message=message)], 412
+            ) from None
+        if not stored:
             message = (
                 f"the project already has {limits.groups_per_project} groups, its limit "
                 "(MNEMO_LIMITS_GROUPS_PER_PROJECT); replace an existing group instead"
@@ -424,6 +440,13 @@ class Engine:
                 before=before,
                 limit=limit,
             )
+
+    async def runs_per_minute(
+        self, project: str, since: datetime, until: datetime
+    ) -> list[run_activity.MinuteOfRuns]:
+        """Runs completed and failed per minute, with add-to-commit p50/p95 (console charts)."""
+        async with self.database.db.connect() as conn:
+            return await run_activity.per_minute(conn, project, since, until)
 
     async def get_runs(self, project: str, run_ids: list[str]) -> list[Run]:
         """The project's runs among `run_ids` (others are skipped), newest first."""

@@ -19,6 +19,22 @@ DEFAULT_GROUP = "default"
 _TTL_SECONDS = 2.0
 
 
+class StaleGroup(Exception):
+    """A conditional save's If-Match names a configuration that is no longer stored."""
+
+    def __init__(self, current: GroupConfig | None) -> None:
+        super().__init__("the group changed since it was read")
+        self.current = current
+
+
+def etag_matches(if_match: str, group: GroupConfig | None) -> bool:
+    """RFC 9110 If-Match with strong comparison: `*` or a list of quoted tags."""
+    if group is None:
+        return False
+    tags = {t.strip() for t in if_match.split(",")}
+    return "*" in tags or group.etag() in tags
+
+
 class GroupCache:
     """`default_template` (None: the built-in `default`) shapes each project's default group
     when it is first created; an existing default group is kept whatever it was made from."""
@@ -60,10 +76,22 @@ class GroupCache:
             raise NotFound(f"group '{name}' does not exist in this project")
         return group
 
-    async def put(self, project: str, group: GroupConfig, max_groups: int | None = None) -> bool:
+    async def put(
+        self,
+        project: str,
+        group: GroupConfig,
+        max_groups: int | None = None,
+        if_match: str | None = None,
+    ) -> bool:
         """Create or replace `group`; False (nothing stored) when it would be a new group
-        beyond `max_groups` in the project."""
+        beyond `max_groups` in the project. With `if_match` (an If-Match header's value) the
+        stored group must still carry one of its tags, checked with its row locked: else
+        StaleGroup and nothing is stored (two editors cannot both win)."""
         async with self.db.begin() as conn:
+            if if_match is not None:
+                current = await group_store.get_for_update(conn, project, group.name)
+                if not etag_matches(if_match, current):
+                    raise StaleGroup(current)
             if not await group_store.put(conn, project, group, self.clock.now(), max_groups):
                 return False
         self._cache.put((project, group.name), group)

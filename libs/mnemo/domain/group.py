@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemo.domain.consolidation import ConsolidationConfig, consolidation_problems
@@ -17,6 +20,18 @@ from mnemo.domain.pipeline import (
 from mnemo.domain.reconsolidation import ReconsolidationConfig
 from mnemo.domain.retention import RetentionPolicy
 from mnemo.domain.topics import Topic
+
+
+def _without_negative_zero(value: object) -> object:
+    """-0.0 as 0.0: Postgres' JSONB keeps no sign on zero, and a tag must not change when a
+    stored group is read back."""
+    if isinstance(value, float):
+        return value + 0.0
+    if isinstance(value, dict):
+        return {k: _without_negative_zero(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_negative_zero(v) for v in value]
+    return value
 
 
 class GroupConfig(BaseModel):
@@ -59,6 +74,18 @@ class GroupConfig(BaseModel):
                 "has no such step"
             )
         return self
+
+    def etag(self) -> str:
+        """The configuration's HTTP entity tag (quoted, strong): a digest of its stored form,
+        so it changes exactly when a save changes something."""
+        dumped = _without_negative_zero(self.model_dump(mode="json"))
+        canonical = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
+        return '"' + hashlib.sha256(canonical.encode()).hexdigest()[:32] + '"'
+
+    def same_shape(self, other: GroupConfig) -> bool:
+        """Same topics, pipeline and memory-over-time sections (what a template decides)."""
+        fields = ("topics", "pipeline", "consolidation", "reconsolidation")
+        return all(getattr(self, f) == getattr(other, f) for f in fields)
 
     def topic(self, name: str) -> Topic:
         for topic in self.topics:

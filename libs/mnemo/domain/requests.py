@@ -181,7 +181,7 @@ class InvalidRequest(ValueError):
         self,
         detail: str,
         errors: list[FieldError] | None = None,
-        status: Literal[400, 404, 409, 413, 422, 429, 503] = 400,
+        status: Literal[400, 404, 409, 412, 413, 422, 429, 503] = 400,
         retry_after: int | None = None,
     ) -> None:
         self.errors = errors or []

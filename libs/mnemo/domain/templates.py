@@ -34,16 +34,26 @@ def group_from_template(name: str, template: str) -> GroupConfig:
 
 
 def group_from_document(name: str, document: dict[str, Any]) -> GroupConfig:
-    """A group from a YAML/JSON document: either `{template}` or `{topics, pipeline}`, each
-    with an optional `retention`."""
-    if "template" in document and document.get("template"):
+    """A group from a YAML/JSON document: either `{template}` (with an optional description
+    and `retention`) or the full configuration `{topics, pipeline, ...}`.
+
+    A full configuration may also name its `template` (the console's editor shows a
+    template group that way): the group keeps that label while its topics, pipeline and
+    memory-over-time sections are still the template's, and becomes custom otherwise.
+    """
+    template = document.get("template")
+    if template and "topics" not in document and "pipeline" not in document:
         extra = set(document) - {"template", "description", "retention"}
         if extra:
             raise ValueError(
                 f"a template group takes only description and retention (got {sorted(extra)})"
             )
-        template = {**template_document(document["template"]), "name": name}
+        expanded = {**template_document(template), "name": name}
         if document.get("retention") is not None:
-            template["retention"] = document["retention"]
-        return GroupConfig.model_validate({**template, "template": document["template"]})
-    return GroupConfig.model_validate({**document, "name": name})
+            expanded["retention"] = document["retention"]
+        return GroupConfig.model_validate({**expanded, "template": template})
+    body = {k: v for k, v in document.items() if k != "template"}
+    group = GroupConfig.model_validate({**body, "name": name})
+    if template and group.same_shape(group_from_template(name, template)):
+        return group.model_copy(update={"template": template})
+    return group

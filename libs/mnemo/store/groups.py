@@ -39,6 +39,18 @@ async def get(conn: AsyncConnection, project: str, name: str) -> GroupConfig | N
     return GroupConfig.model_validate(config) if config is not None else None
 
 
+async def get_for_update(conn: AsyncConnection, project: str, name: str) -> GroupConfig | None:
+    """The stored group, its row locked until the transaction ends (for a conditional save)."""
+    config = (
+        await conn.execute(
+            select(groups.c.config)
+            .where(groups.c.project == project, groups.c.name == name)
+            .with_for_update()
+        )
+    ).scalar_one_or_none()
+    return GroupConfig.model_validate(config) if config is not None else None
+
+
 async def list_(conn: AsyncConnection, project: str) -> list[GroupConfig]:
     rows = (
         (

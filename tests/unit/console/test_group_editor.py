@@ -3,7 +3,9 @@ from __future__ import annotations
 import pytest
 
 from mnemo.console.group_editor import DocumentRefused, editable_yaml, parse_document, refusal
-from mnemo.domain.requests import FieldError, InvalidRequest
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.requests import FieldError, GroupDocument, InvalidRequest
+from mnemo.domain.retention import RetentionPolicy
 from mnemo.domain.templates import TEMPLATE_NAMES, group_from_document, group_from_template
 
 
@@ -11,9 +13,28 @@ from mnemo.domain.templates import TEMPLATE_NAMES, group_from_document, group_fr
 def test_the_editor_text_saves_back_to_the_same_group(template: str) -> None:
     group = group_from_template("g", template)
     text = editable_yaml(group)
-    assert "kind: commit" in text and "template" not in text.split("\n")[0]
+    assert "kind: commit" in text and text.split("\n")[0] == f"template: {template}"
     again = group_from_document("g", parse_document(text).as_document())
-    assert again.model_dump(exclude={"template"}) == group.model_dump(exclude={"template"})
+    assert again == group and again.etag() == group.etag()
+
+
+def test_the_editor_shows_every_section_a_group_has_now_or_later() -> None:
+    """A field added to GroupConfig must be a field of the PUT document too, or the editor
+    (which shows every field generically) could show it but never save it back."""
+    sections = set(GroupConfig.model_fields) - {"name"}
+    assert sections <= set(GroupDocument.model_fields), sections - set(GroupDocument.model_fields)
+    group = group_from_template("g", "default").model_copy(
+        update={"retention": RetentionPolicy(raw_input_days=30)}
+    )
+    assert "raw_input_days: 30" in editable_yaml(group)
+
+
+def test_a_changed_template_group_becomes_custom_and_its_etag_changes() -> None:
+    group = group_from_template("g", "default")
+    document = parse_document(editable_yaml(group)).as_document()
+    document["topics"] = [*document["topics"], {"name": "extra", "description": "More."}]
+    changed = group_from_document("g", document)
+    assert changed.template is None and changed.etag() != group.etag()
 
 
 def test_json_is_accepted_too() -> None:
@@ -54,3 +75,11 @@ def test_engine_refusals_keep_the_validation_locations() -> None:
     assert errors[0].message == "the chain from step 'x' does not end in commit"
     plain = InvalidRequest("nope", [FieldError(location="body.name", message="bad name")])
     assert [(e.location, e.message) for e in refusal(plain)] == [("body.name", "bad name")]
+
+
+def test_the_etag_ignores_the_sign_of_zero_which_jsonb_drops() -> None:
+    document = parse_document(editable_yaml(group_from_template("g", "default"))).as_document()
+    document["pipeline"]["steps"][3]["min_similarity"] = -0.0  # type: ignore[index]
+    negative = group_from_document("g", document)
+    document["pipeline"]["steps"][3]["min_similarity"] = 0.0  # type: ignore[index]
+    assert negative.etag() == group_from_document("g", document).etag()

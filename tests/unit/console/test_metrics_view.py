@@ -81,3 +81,18 @@ def test_history_keeps_spaced_recent_snapshots_and_draws_series() -> None:
     assert history.window(now, 60.0).base.at == 100.0
     assert history.window(_snap(registry, 100.5), 60.0).base is None  # less than 1 s old
     assert history.series(now, lambda w: w.increase("mnemo_runs_total")) == [0.0]
+
+
+def test_trailing_counts_each_samples_last_minute_and_gauges_keep_their_values() -> None:
+    registry, runs, _, backlog = _registry()
+    history = MetricsHistory(min_spacing=1.0, max_age=3600.0)
+    for at, completed, waiting in ((0.0, 0, 3), (30.0, 4, 5), (60.0, 6, 0), (120.0, 7, 2)):
+        runs.labels(status="completed").inc(completed)
+        backlog.labels(kind="run").set(waiting)
+        history.record(_snap(registry, at))
+    now = _snap(registry, 120.0)
+    counted = history.trailing(now, lambda w: w.increase("mnemo_runs_total"), 60.0)
+    # At 30: 4 since 0; at 60: 10 since 0 (60 s back); at 120: 7 since 60.
+    assert counted == [(30.0, 4.0), (60.0, 10.0), (120.0, 7.0)]
+    key = ("mnemo_backlog_records", (("kind", "run"),))
+    assert history.gauge(now, key) == [(0.0, 3.0), (30.0, 5.0), (60.0, 0.0), (120.0, 2.0)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Header, Path, Query, Response
 
 from mnemo.api.deps import EngineDep, ProjectDep
 from mnemo.api.schemas import ConsolidationStatus, GroupList, GroupSummary
@@ -32,20 +32,34 @@ async def group_by_name(
 
 
 @router.get("/{name}", response_model=GroupConfig, tags=["mnemo extensions"])
-async def get_group(name: GroupName, engine: EngineDep, project: ProjectDep) -> GroupConfig:
-    """mnemo extension: a group's full configuration, pipeline included."""
-    return await engine.group(project, name)
+async def get_group(
+    name: GroupName, engine: EngineDep, project: ProjectDep, response: Response
+) -> GroupConfig:
+    """mnemo extension: a group's full configuration, pipeline included. Its `ETag` goes
+    into `If-Match` on a later PUT to refuse the save if someone changed it meanwhile."""
+    group = await engine.group(project, name)
+    response.headers["ETag"] = group.etag()
+    return group
 
 
 @router.put("/{name}", response_model=GroupConfig, tags=["mnemo extensions"])
 async def put_group(
-    name: GroupName, body: GroupDocument, engine: EngineDep, project: ProjectDep
+    name: GroupName,
+    body: GroupDocument,
+    engine: EngineDep,
+    project: ProjectDep,
+    response: Response,
+    if_match: Annotated[str | None, Header(max_length=1024)] = None,
 ) -> GroupConfig:
     """mnemo extension: create or replace a group from `{template}` or `{topics, pipeline}`.
 
-    The document is the JSON equivalent of a group YAML file.
+    The document is the JSON equivalent of a group YAML file. With `If-Match` (the ETag of
+    a GET, or `*`), the group is replaced only if it is still stored as read: otherwise 412
+    and nothing is stored. Without it the last write wins, as Engram clients expect.
     """
-    return await engine.put_group(project, name, body.as_document())
+    group = await engine.put_group(project, name, body.as_document(), if_match)
+    response.headers["ETag"] = group.etag()
+    return group
 
 
 @router.delete("/{name}", tags=["mnemo extensions"])
