@@ -34,7 +34,7 @@ def main() -> int:
     parser.add_argument("url")
     parser.add_argument("--expect", help="only search for this text (stored earlier)")
     parser.add_argument("--user", default="smoke-user")
-    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args()
     with MnemoClient(base_url=args.url) as client:
         text = args.expect or MEMORY
