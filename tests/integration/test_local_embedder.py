@@ -54,19 +54,18 @@ def test_the_runtime_needs_neither_torch_nor_the_package_code() -> None:
 
 
 # How far one text's vector moves between CPU kernels. onnxruntime runs the int8 model with
-# the integer kernels of the CPU it finds (AVX-512 VNNI, AVX2, SSE4.1, ARM dot-product...),
-# which round differently, so vectors agree to about the third decimal, not bit for bit.
-# Measured 2026-12-07 with scripts/embedder_drift.py over these texts and the ranking set:
-# onnxruntime 1.32.0 on an AVX-512 VNNI Xeon against the same under qemu-user's SSE4.2-only
-# and AVX2 CPUs and against onnxruntime 1.17-1.23 (whose kernels differ again): lowest
-# cosine KERNEL_MEASURED_COSINE, largest query-memory score change KERNEL_MEASURED_SCORE;
-# the issue's AVX2 AMD EPYC measured 0.9988. The bars below leave room for kernels not
-# measured. What matters is what a user sees: the same model (the SHA-256 check), the same
-# tokenization and pooling (cosine far above that of two different texts), the same
-# rankings where the scores are not within that drift of each other.
-KERNEL_MEASURED_COSINE = 0.9970
-KERNEL_MEASURED_SCORE = 0.0142
-KERNEL_COSINE = 0.995
+# the integer kernels of the CPU it finds (AVX-512 VNNI, AVX2, SSE4.1, ARM dot-product...)
+# and of its release, which round differently, so vectors agree to about the third decimal,
+# not bit for bit. Measured 2026-12-07 with scripts/embedder_drift.py over these texts and
+# the ranking set: onnxruntime 1.32.0 on an AVX-512 VNNI Xeon, the same under qemu-user as
+# an SSE4.2-only (Nehalem) and an AVX2 (Haswell) CPU, and onnxruntime 1.17.3 and 1.23.2 (the
+# Intel-Mac lock) on the Xeon: lowest cosine of one text's two vectors 0.9960 (SSE4.2 vs
+# 1.23.2), largest change of a query-memory score 0.0145; the issue's AVX2 AMD EPYC
+# measured 0.9988 against the reference. The bars leave room for kernels not measured
+# (ARM, AMX) while staying far above two distinct texts (0.885 at most here). What they
+# guard is what a user sees: the same model (the SHA-256 check), the same tokenization,
+# pooling and instruction, and the same rankings where scores are not within that drift.
+KERNEL_COSINE = 0.99
 KERNEL_SCORE = 0.025
 RANKING = json.loads((Path(__file__).parent / "bge_ranking.json").read_text())
 
@@ -91,7 +90,7 @@ def test_the_kernel_tolerance_tells_texts_apart() -> None:
     much further apart than kernels move one text."""
     vectors = [np.asarray(item["vector"]) for item in REFERENCE["passages"]]
     closest = max(float(a @ b) for i, a in enumerate(vectors) for b in vectors[i + 1 :])
-    assert closest < KERNEL_COSINE - 0.05
+    assert closest < KERNEL_COSINE - 0.1
 
 
 def test_a_ranking_over_a_fixed_set_holds_within_the_kernel_tolerance() -> None:
