@@ -19,7 +19,7 @@ status=0
 
 find_python() {
   local minor="$1" var="PYTHON_${1/./_}" candidate version
-  if [ -n "${!var:-}" ]; then echo "${!var}"; return; fi
+  if [ -n "${!var:-}" ]; then "${!var}" -c '' 2>/dev/null && echo "${!var}"; return; fi
   if "python$minor" -c '' 2>/dev/null; then command -v "python$minor"; return; fi
   if command -v pyenv >/dev/null; then
     version="$(pyenv versions --bare 2>/dev/null | grep -E "^${minor//./\\.}\.[0-9]+$" | sort -V | tail -1)"
@@ -50,7 +50,7 @@ serve_and_smoke() {
   return "$ok"
 }
 
-for minor in $SUPPORTED; do
+for minor in ${MNEMO_TEST_VERSIONS:-$SUPPORTED}; do  # MNEMO_TEST_VERSIONS="3.13": only those
   [ "${main_version%.*}" = "$minor" ] && continue
   if ! python="$(find_python "$minor")"; then
     report+=("$minor: NOT COVERED (no interpreter found; set PYTHON_${minor/./_}=/path/to/python$minor)")
@@ -79,7 +79,9 @@ for minor in $SUPPORTED; do
   else
     steps+=("FAILED: unit, embedded-Postgres or local-embedder tests"); status=1
   fi
-  report+=("$version: $(IFS=';'; echo "${steps[*]}" | sed 's/;/, /g')")
+  joined="${steps[0]}"
+  for step in "${steps[@]:1}"; do joined+=", $step"; done
+  report+=("$version: $joined")
 done
 
 echo
