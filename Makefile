@@ -33,6 +33,11 @@ install: $(VENV)/.installed ## Create .venv and install exactly uv.lock (all ext
 
 lock: ## Refresh uv.lock from pyproject.toml (after changing a dependency; see docs/guides/install.md)
 	PYTHON="$(PYTHON)" VENV="$(VENV)" UV_VERSION=$(UV_VERSION) bash scripts/venv.sh
+	@# After a merge that left conflict markers in uv.lock: start from the committed lock
+	@# (uv keeps its pins and adds what the merged pyproject.toml needs).
+	@if grep -q '^<<<<<<< ' uv.lock 2>/dev/null; then \
+	  echo "uv.lock has merge conflicts: starting again from HEAD's uv.lock"; \
+	  git show HEAD:uv.lock > uv.lock; fi
 	$(UV) lock
 
 check-lock: ## Fail when uv.lock and pyproject.toml disagree, or .venv differs from uv.lock
