@@ -14,7 +14,7 @@ main_version="$(.venv/bin/python -c 'import platform; print(platform.python_vers
 WORK="$(mktemp -d /tmp/mnemo-versions.XXXXXX)"
 chmod 755 "$WORK"  # run as root, the embedded Postgres (user pgserver) must reach it
 trap 'rm -rf "$WORK"' EXIT
-declare -a report=("$main_version: the whole suite (.venv, from uv.lock): ${MNEMO_MAIN_SUITE:-see above}")
+declare -a report=("$main_version: the whole suite (.venv, from uv.lock): ${MAIN_SUITE_RESULT:-see above}")
 status=0
 
 find_python() {
@@ -50,7 +50,7 @@ serve_and_smoke() {
   return "$ok"
 }
 
-for minor in ${MNEMO_TEST_VERSIONS:-$SUPPORTED}; do  # MNEMO_TEST_VERSIONS="3.13": only those
+for minor in ${TEST_PYTHON_VERSIONS:-$SUPPORTED}; do  # TEST_PYTHON_VERSIONS="3.13": only those
   [ "${main_version%.*}" = "$minor" ] && continue
   if ! python="$(find_python "$minor")"; then
     report+=("$minor: NOT COVERED (no interpreter found; set PYTHON_${minor/./_}=/path/to/python$minor)")

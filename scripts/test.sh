@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole suite. Embedded Postgres is started by the test fixtures; the Kafka broker is
 # started here (jars fetched from Maven Central once, then cached) and always stopped.
-# Then the other supported Python versions (scripts/test-versions.sh; MNEMO_SKIP_VERSIONS=1
+# Then the other supported Python versions (scripts/test-versions.sh; SKIP_PYTHON_VERSIONS=1
 # skips them on a developer's machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,9 +29,9 @@ if [ -d tests/kafka ] && [ -f deploy/kafka/kafka.sh ]; then
   bash deploy/kafka/kafka.sh up
   $PY -m pytest tests/kafka -m kafka -q -p no:cacheprovider --basetemp "$BASETEMP/kafka" || status=$?
 fi
-if [ "${MNEMO_SKIP_VERSIONS:-}" != 1 ]; then
+if [ "${SKIP_PYTHON_VERSIONS:-}" != 1 ]; then
   suite=passed
   [ "$status" = 0 ] || suite=FAILED
-  MNEMO_MAIN_SUITE="$suite" bash scripts/test-versions.sh || status=$?
+  MAIN_SUITE_RESULT="$suite" bash scripts/test-versions.sh || status=$?
 fi
 exit $status
