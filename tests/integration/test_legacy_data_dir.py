@@ -39,7 +39,11 @@ def unpack_legacy_data_dir(data_dir: Path) -> None:
     data_dir.mkdir(mode=0o700)
     make_traversable_for_postgres(data_dir)
     with tarfile.open(ARCHIVE) as archive:
-        archive.extractall(data_dir, filter="tar")
+        # extraction filters came in 3.11.4 (Debian 12's python3 is 3.11.2); the archive is ours
+        if hasattr(tarfile, "tar_filter"):
+            archive.extractall(data_dir, filter="tar")
+        else:  # pragma: no cover
+            archive.extractall(data_dir)  # noqa: S202
     if os.geteuid() == 0:  # as root, Postgres runs as the `pgserver` user, which must own it
         import pwd
 
