@@ -43,7 +43,7 @@ def unpack_legacy_data_dir(data_dir: Path) -> None:
         if hasattr(tarfile, "tar_filter"):
             archive.extractall(data_dir, filter="tar")
         else:  # pragma: no cover
-            archive.extractall(data_dir)  # noqa: S202
+            archive.extractall(data_dir)
     if os.geteuid() == 0:  # as root, Postgres runs as the `pgserver` user, which must own it
         import pwd
 
