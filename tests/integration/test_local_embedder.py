@@ -60,8 +60,8 @@ def test_the_runtime_needs_neither_torch_nor_the_package_code() -> None:
 # the ranking set: onnxruntime 1.32.0 on an AVX-512 VNNI Xeon, the same under qemu-user as
 # an SSE4.2-only (Nehalem) and an AVX2 (Haswell) CPU, and onnxruntime 1.17.3 and 1.23.2 (the
 # Intel-Mac lock) on the Xeon: lowest cosine of one text's two vectors 0.9960 (SSE4.2 vs
-# 1.23.2), largest change of a query-memory score 0.0145; the AVX2 AMD EPYC
-# measured 0.9988 against the reference. The bars leave room for kernels not measured
+# 1.23.2), largest change of a query-memory score 0.0145; AVX2 (Haswell) against the VNNI
+# run 0.9982, as the AVX2 AMD EPYC measured 0.9988 against the reference. The bars leave room for kernels not measured
 # (ARM, AMX) while staying far above two distinct texts (0.885 at most here). What they
 # guard is what a user sees: the same model (the SHA-256 check), the same tokenization,
 # pooling and instruction, and the same rankings where scores are not within that drift.
