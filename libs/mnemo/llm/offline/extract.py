@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from mnemo.embeddings.base import Embedder
+from mnemo.llm.offline.claims import changed_fact
 from mnemo.llm.offline.offload import Offload
 from mnemo.llm.offline.text import sourced_facts, split_sentences
 from mnemo.llm.offline.vectors import Vectors, best_columns, dedupe
@@ -25,6 +26,7 @@ _WANTS_REQUESTS = re.compile(r"\bgoals?\b|\basked\b|\brequests?\b", re.IGNORECAS
 class ExtractTuning:
     dedupe_threshold: float
     bounded_threshold: float
+    similar_threshold: float = 0.78
 
 
 def brief_text(topic: TopicBrief) -> str:
@@ -118,14 +120,23 @@ def _bounded_choices(
 def _merge_bounded(
     vectors: Vectors, current: list[str], chosen: list[str], tuning: ExtractTuning
 ) -> str | None:
-    """Current sentences plus the new ones, oldest dropped past MAX_BOUNDED_CHARS.
+    """Current sentences plus the new ones, oldest dropped past MAX_BOUNDED_CHARS; a current
+    sentence a new one supersedes is dropped.
 
     None when nothing is new, so an unchanged bounded memory is not rewritten.
     """
     new = dedupe(vectors, chosen, current, tuning.dedupe_threshold)
     if not new:
         return None
-    parts = [*current, *new]
+    # A profile states each attribute once: a sentence a new one supersedes leaves it.
+    kept = [
+        c
+        for c in current
+        if not any(
+            changed_fact(c, n, vectors.similarity(c, n), tuning.similar_threshold) for n in new
+        )
+    ]
+    parts = [*kept, *new]
     while len(" ".join(parts)) > MAX_BOUNDED_CHARS and len(parts) > 1:
         parts.pop(0)
     return " ".join(parts)

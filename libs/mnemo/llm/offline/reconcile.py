@@ -3,8 +3,9 @@
 For each new memory, in order, against the existing memories of the same topic:
 1. Duplicate (same normalized text, or similarity >= dedupe threshold) of an existing memory
    or of an earlier new one: delete the new one.
-2. It changes a fact an existing memory states (see `claims`): rewrite that existing memory as
-   "User used to ..., now ..." and delete the new one. Each existing memory is rewritten at
+2. It changes a fact an existing memory states (see `claims`): rewrite that existing memory
+   as the new statement (its old wording stays in the memory's history) and delete the new
+   one. Each existing memory is rewritten at
    most once per call; the most similar one wins.
 3. Otherwise keep the new memory. Existing memories that were not rewritten are kept.
 The instructions text is not interpreted.
@@ -80,7 +81,7 @@ class _State:
             mask = self._existing_of.setdefault(memory.topic, np.zeros(len(ctx.existing), bool))
             mask[i] = True
             self._taken[memory.topic].add(normalized(memory.content))
-            for key in change_keys(memory.content):
+            for key in change_keys(memory.content, as_old=True):
                 self._by_key[(memory.topic, key)].append(i)
         self._kept_of: dict[str, np.ndarray] = {}  # topic -> mask over new memories
 
