@@ -35,6 +35,7 @@ from mnemo.core.keyring import KeyRing
 from mnemo.core.records import RunRecord
 from mnemo.core.retry import RunRetry
 from mnemo.core.shedding import Shedder
+from mnemo.core.supersession import current_first, with_successors
 from mnemo.core.transport import RunTransport
 from mnemo.domain.erasure import ErasureReport
 from mnemo.domain.group import GroupConfig
@@ -222,6 +223,9 @@ class Engine:
             self.corpus_stats,
             self.settings.hybrid_alpha,
         )
+        text = None if query.retrieval_type == "fetch" else query.text
+        later = await search_store.later_memories(self.db, query, group, found)
+        found = current_first(with_successors(found, later, query.limit), text)
         if query.as_of is None:  # a look at the past is not a recall of today's memories
             self.dynamics.recalled(query, group, found)
         return await self.dynamics.with_rules(found) if query.include_consolidated else found
@@ -243,11 +247,13 @@ class Engine:
                 conn, query, group, request.offset, cursor.position if cursor else None
             )
         following = None
+        # The cursor stays on the page's last row as read; only the order shown changes.
         if more and found:
             last = found[-1]
             following = ListCursor(
                 at=at, updated_at=last.updated_at, id=last.id, selection=selection_digest(query)
             ).encode()
+        found = current_first(found)
         if query.include_consolidated:
             found = await self.dynamics.with_rules(found)
         return MemoryListing(found, total, following)

@@ -162,3 +162,28 @@ async def fetch(
         .limit(query.limit)
     )
     return [memory_from_row(row, score=1.0) for row in (await conn.execute(stmt)).all()]
+
+
+# How many later memories of the scope a search looks at for successors of its hits.
+SUCCESSOR_DEPTH = 100
+
+
+async def later_memories(
+    db: AsyncEngine, query: MemoryQuery, group: GroupConfig, found: list[Memory]
+) -> list[Memory]:
+    """The scope's memories whose evidence ends after the earliest hit's, newest first (up to
+    SUCCESSOR_DEPTH): where a hit's successor is found when the hit alone matched the query
+    (`core.supersession.with_successors`). As of `query.as_of` when it is set."""
+    times = [m.event_time_end or m.event_time for m in found]
+    known = [t for t in times if t is not None]
+    if not known:
+        return []
+    stmt = (
+        select(*MEMORY_COLUMNS)
+        .where(visible_memories(query, group), memories.c.event_time_end > min(known))
+        .order_by(memories.c.event_time_end.desc(), memories.c.id)
+        .limit(SUCCESSOR_DEPTH)
+    )
+    async with db.connect() as conn:
+        rows = (await reading_at(conn, query.as_of).execute(stmt)).all()
+    return [memory_from_row(row) for row in rows]
