@@ -37,12 +37,21 @@ def _when(memory: Memory) -> datetime:
     return memory.event_time_end or memory.event_time or memory.created_at
 
 
-def _owner(memory: Memory) -> tuple[str, str | None, tuple[tuple[str, str], ...]]:
-    return memory.topic, memory.user_id, tuple(sorted((memory.properties or {}).items()))
+def _owner(memory: Memory) -> tuple[str | None, ...]:
+    """Whom a memory is about: its user (any topic, any desk: a user's new city supersedes
+    the old wherever either was filed), else its topic and scope properties."""
+    if memory.user_id is not None:
+        return ("user", memory.user_id)
+    return (
+        "topic",
+        memory.topic,
+        *sorted(f"{k}={v}" for k, v in (memory.properties or {}).items()),
+    )
 
 
 def supersedes(new: Memory, old: Memory) -> bool:
-    """`new` states a later value of an attribute `old` states, for the same owner and topic."""
+    """`new` states a later value of an attribute `old` states, about the same user (or, for
+    memories of no user, in the same topic and scope)."""
     if _owner(new) != _owner(old) or _when(new) <= _when(old):
         return False
     if not change_keys(new.content) & change_keys(old.content, as_old=True):

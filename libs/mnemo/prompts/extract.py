@@ -16,6 +16,10 @@ class TopicBrief(BaseModel):
     is_bounded: bool = False
     # A bounded topic's current memory in this scope: the answer must return it updated.
     current: str | None = None
+    # Consolidation writes this topic's memories (its rule topic). The offline heuristics
+    # route nothing there while another topic can take a sentence; a model reads the
+    # description, as before.
+    learned: bool = False
 
 
 class DatedUnit(BaseModel):

@@ -86,6 +86,8 @@ def _free_memories(
     """Each unique sentence in its most similar topic (ties go to the earlier topic)."""
     if not free:
         return []
+    # Consolidation's rule topic learns from episodes; a user's sentence goes elsewhere.
+    free = [t for t in free if not t.learned] or free
     unique = dedupe(vectors, sentences, [], tuning.dedupe_threshold)
     best = best_columns(vectors, unique, [brief_text(t) for t in free])
     return [

@@ -1,6 +1,7 @@
 """Offline heuristics for `transform_with_context`: duplicates and same-attribute changes.
 
-For each new memory, in order, against the existing memories of the same topic:
+For each new memory, in order, against the existing memories about the same subject (the
+user for "User ..." sentences whatever their topic, else the same topic):
 1. Duplicate (same normalized text, or similarity >= dedupe threshold) of an existing memory
    or of an earlier new one: delete the new one.
 2. It changes a fact an existing memory states (see `claims`): rewrite that existing memory
@@ -26,6 +27,7 @@ from mnemo.llm.offline.vectors import Vectors
 from mnemo.prompts.transform_with_context import (
     Context,
     ExistingDecision,
+    ExistingMemory,
     NewDecision,
     NewMemory,
     Response,
@@ -63,8 +65,17 @@ def _reconcile(ctx: Context, vectors: Vectors, tuning: ReconcileTuning) -> Respo
     return Response(existing=existing_decisions, new=new_decisions)
 
 
+def _subject(memory: ExistingMemory | NewMemory) -> str:
+    """Whom a statement is about: "User ..." sentences are about the add's user whichever
+    topic holds them (one reconcile call is one user's scope), anything else about its
+    topic."""
+    about_user = memory.content.lower().startswith(("user", "we "))
+    return "" if about_user else f"topic:{memory.topic}"
+
+
 class _State:
-    """What the decisions so far left: the kept new memories and the rewrites, by topic.
+    """What the decisions so far left: the kept new memories and the rewrites, by subject
+    (`_subject`).
 
     Similarity rows passed to `decide` have one column per existing memory, then one per
     new memory, in the context's order.
@@ -74,16 +85,17 @@ class _State:
         self.ctx = ctx
         self.existing_count = len(ctx.existing)
         self.rewrites: dict[str, str] = {}
-        self._existing_of: dict[str, np.ndarray] = {}  # topic -> mask over existing
-        self._taken: dict[str, set[str]] = defaultdict(set)  # topic -> normalized texts
+        self._existing_of: dict[str, np.ndarray] = {}  # subject -> mask over existing
+        self._taken: dict[str, set[str]] = defaultdict(set)  # subject -> normalized texts
         self._by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
         for i, memory in enumerate(ctx.existing):
-            mask = self._existing_of.setdefault(memory.topic, np.zeros(len(ctx.existing), bool))
+            subject = _subject(memory)
+            mask = self._existing_of.setdefault(subject, np.zeros(len(ctx.existing), bool))
             mask[i] = True
-            self._taken[memory.topic].add(normalized(memory.content))
+            self._taken[subject].add(normalized(memory.content))
             for key in change_keys(memory.content, as_old=True):
-                self._by_key[(memory.topic, key)].append(i)
-        self._kept_of: dict[str, np.ndarray] = {}  # topic -> mask over new memories
+                self._by_key[(subject, key)].append(i)
+        self._kept_of: dict[str, np.ndarray] = {}  # subject -> mask over new memories
 
     def decide(self, i: int, row: np.ndarray, tuning: ReconcileTuning) -> NewDecision:
         """The decision for new memory `i`; a rewrite of an existing memory is recorded."""
@@ -112,21 +124,23 @@ class _State:
     def _duplicate(self, new: NewMemory, row: np.ndarray, threshold: float) -> bool:
         """The same text as, or similar enough to, an existing memory of its topic or a new
         one kept earlier."""
-        if normalized(new.content) in self._taken[new.topic]:
+        subject = _subject(new)
+        if normalized(new.content) in self._taken[subject]:
             return True
         near = row >= threshold
-        existing = self._existing_of.get(new.topic)
+        existing = self._existing_of.get(subject)
         if existing is not None and (near[: self.existing_count] & existing).any():
             return True
-        kept = self._kept_of.get(new.topic)
+        kept = self._kept_of.get(subject)
         return kept is not None and bool((near[self.existing_count :] & kept).any())
 
     def _candidates(self, new: NewMemory) -> list[int]:
         """Existing memories of the topic that state something `new` also states, in order."""
-        found = {j for key in change_keys(new.content) for j in self._by_key[(new.topic, key)]}
+        subject = _subject(new)
+        found = {j for key in change_keys(new.content) for j in self._by_key[(subject, key)]}
         return sorted(found)
 
     def _keep(self, i: int, new: NewMemory) -> None:
-        mask = self._kept_of.setdefault(new.topic, np.zeros(len(self.ctx.new), bool))
+        mask = self._kept_of.setdefault(_subject(new), np.zeros(len(self.ctx.new), bool))
         mask[i] = True
-        self._taken[new.topic].add(normalized(new.content))
+        self._taken[_subject(new)].add(normalized(new.content))

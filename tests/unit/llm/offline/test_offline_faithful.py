@@ -129,3 +129,40 @@ async def test_a_bounded_profile_states_the_new_value_only() -> None:
     [merged] = [m.content for m in answer.memories]
     assert "Berlin" not in merged and "dark mode" not in merged
     assert "User moved to Lisbon" in merged and "User prefers light mode now." in merged
+
+
+async def test_a_change_filed_under_another_topic_still_supersedes() -> None:
+    ctx = twc.Context(
+        instructions="",
+        existing=[twc.ExistingMemory(id="m0", topic="Facts", content="User works as a teacher.")],
+        new=[twc.NewMemory(index=0, topic="Episodes", content="User works as a pilot now.")],
+    )
+    answer = await LLM.complete(twc.PROMPT, ctx)
+    assert [(d.action, d.content) for d in answer.existing] == [
+        ("rewrite", "User works as a pilot now.")
+    ]
+    assert [d.action for d in answer.new] == ["delete"]
+
+
+async def test_a_rule_topic_gets_no_user_sentence() -> None:
+    from datetime import UTC, datetime
+
+    from mnemo.prompts import extract
+
+    topics = [
+        extract.TopicBrief(
+            name="Rules", description="A job lesson the user learned.", learned=True
+        ),
+        extract.TopicBrief(name="Notes", description="Anything at all."),
+    ]
+    context = extract.Context(
+        topics=topics,
+        input_type="string",
+        units=[
+            extract.DatedUnit(text="I work as a teacher.", at=datetime(2026, 12, 1, tzinfo=UTC))
+        ],
+    )
+    answer = await LLM.complete(extract.PROMPT, context)
+    assert [(m.topic, m.content) for m in answer.memories] == [
+        ("Notes", "User works as a teacher.")
+    ]
