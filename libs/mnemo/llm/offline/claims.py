@@ -176,6 +176,10 @@ FAMILIES = (
 )
 
 
+# "..., not Tallinn" / "instead of X": what follows names the value it is not.
+_NOT_VALUE = re.compile(r",?\s+(?:not|instead of|rather than)\s+.*$", re.IGNORECASE)
+
+
 def _family_value(family: _Family, content: str) -> tuple[str, str] | None:
     """(predicate, value) when `content` is "User <one of the family's phrases> <value>"."""
     text = _TIME_TAIL.sub("", " ".join(content.split()).rstrip(" .!"))
@@ -186,7 +190,7 @@ def _family_value(family: _Family, content: str) -> tuple[str, str] | None:
     for pattern in family.patterns:
         found = pattern.match(predicate)
         if found:
-            return predicate, found.group("value")
+            return predicate, _NOT_VALUE.sub("", found.group("value"))
     return None
 
 
@@ -231,6 +235,23 @@ def ended_change(old: str, new: str) -> str | None:
         return None
     words = set(ended.split())
     return _statement(new) if words <= _content_words(old) else None
+
+
+_STILL = re.compile(r"\bstill\b", re.IGNORECASE)
+_NOT_NAMES = frozenset({"User", "We", "I", "Still", "The", "My", "Yes", "Yep"})
+
+
+def restatement_of(new: str, old: str) -> bool:
+    """`new` says "still" about what `old` already states: every name in `new` ("Helix is
+    still my editor": Helix) is in `old`, or, without names, most of its words are."""
+    if not _STILL.search(new):
+        return False
+    names = {w for w in re.findall(r"\b[A-Z][\w+#-]*", new) if w not in _NOT_NAMES}
+    old_words = set(re.findall(r"[\w+#-]+", old))
+    if names:
+        return names <= old_words
+    words = _content_words(new) - {"still", "user", "their"}
+    return bool(words) and len(words & _content_words(old)) / len(words) >= 2 / 3
 
 
 def changed_fact(old: str, new: str, similarity: float, similar: float) -> str | None:

@@ -2,8 +2,9 @@
 
 For each new memory, in order, against the existing memories about the same subject (the
 user for "User ..." sentences whatever their topic, else the same topic):
-1. Duplicate (same normalized text, or similarity >= dedupe threshold) of an existing memory
-   or of an earlier new one: delete the new one.
+1. Duplicate (same normalized text, similarity >= dedupe threshold, or a "still" sentence
+   about what an existing memory states: `claims.restatement_of`) of an existing memory or
+   of an earlier new one: delete the new one.
 2. It changes a fact an existing memory states (see `claims`): rewrite that existing memory
    as the new statement (its old wording stays in the memory's history) and delete the new
    one. Each existing memory is rewritten at
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mnemo.embeddings.base import Embedder
-from mnemo.llm.offline.claims import change_keys, changed_fact
+from mnemo.llm.offline.claims import change_keys, changed_fact, restatement_of
 from mnemo.llm.offline.offload import Offload
 from mnemo.llm.offline.text import normalized
 from mnemo.llm.offline.vectors import Vectors
@@ -126,6 +127,9 @@ class _State:
         one kept earlier."""
         subject = _subject(new)
         if normalized(new.content) in self._taken[subject]:
+            return True
+        # "Home is still Oslo" has no "User" to go by: any memory of the call may hold it.
+        if any(restatement_of(new.content, m.content) for m in self.ctx.existing):
             return True
         near = row >= threshold
         existing = self._existing_of.get(subject)

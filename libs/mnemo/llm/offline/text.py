@@ -37,6 +37,13 @@ _ASIDE = re.compile(
     re.IGNORECASE,
 )
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b", re.IGNORECASE)
+# A time adverbial in front ("These days I'm learning piano") goes behind the statement, where
+# it reads as it did: "User is learning piano these days."
+_LEADING_TIME = re.compile(
+    r"^(?P<when>these days|nowadays|lately|currently|right now|at the moment)\s*,?\s+(?P<rest>.+?)"
+    r"(?P<end>[.!]*)$",
+    re.IGNORECASE,
+)
 # A headline before the news: "Big news:", "Quick update -", "Fun fact:".
 _HEADLINE = re.compile(
     r"^(?:[a-z']+\s+){0,2}(?:news|update|fact|announcement)\s*(?:[:!,;]+|\s-+)\s*",
@@ -51,7 +58,8 @@ _TOOL_CALL = re.compile(r"\[tool call [^\]]*\]")
 _INTERJECTION = re.compile(
     r"^(?:(?:great news|good news|bad news|by the way|just so you know|hey there|hi there|"
     r"hello there|hey|hi|hello|actually|btw|fyi|anyway|anyways|also|oh|um|uh|hmm|alright|"
-    r"honestly|basically|yeah|okay|ok|well|so|and|but|please)"
+    r"honestly|basically|yeah|yep|yup|yes|nope|okay|ok|well|so|and|but|please|no wait|wait|"
+    r"oops|sorry|my mistake|my bad|correction|to be clear)"
     r"(?:\s*[,!:;.\-]+\s*|\s+(?=(?:i|i'm|i've|i'd|i'll|my|we|our)\b)))+",
     re.IGNORECASE,
 )
@@ -167,6 +175,9 @@ def clauses(sentence: str) -> list[str]:
     """The statements of one sentence: preamble and asides dropped, split before each new
     first-person clause, a trailing reason that is not about the user cut off."""
     text = _ASIDE.sub("", strip_preamble(sentence))
+    when = _LEADING_TIME.match(text)
+    if when:
+        text = f"{when.group('rest')} {when.group('when').lower()}{when.group('end')}"
     parts: list[str] = []
     for piece in _CLAUSE_SPLIT.split(text):
         # "As a nurse, I work nights": a lead-in without a first person is no statement.

@@ -166,3 +166,36 @@ async def test_a_rule_topic_gets_no_user_sentence() -> None:
     assert [(m.topic, m.content) for m in answer.memories] == [
         ("Notes", "User works as a teacher.")
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        ("Nowadays I'm training for a marathon.", ["User is training for a marathon nowadays."]),
+        ("Oops, my mistake: I live in Graz.", ["User lives in Graz."]),
+        ("Yep, I still cycle to work.", ["User still cycles to work."]),
+    ],
+)
+def test_markers_and_time_leads(said: str, expected: list[str]) -> None:
+    assert facts([said], "string") == expected
+
+
+async def test_a_correction_names_the_value_it_replaces() -> None:
+    answer = await reconcile(["User moved to Graz."], ["We moved to Linz, not Graz."])
+    assert [(d.action, d.content) for d in answer.existing] == [
+        ("rewrite", "We moved to Linz, not Graz.")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("User switched from Word to LaTeX.", "LaTeX is still their favourite tool."),
+        ("User rides a Brompton.", "Still riding the Brompton every day."),
+        ("User is learning the harp.", "User is still learning the harp, slowly."),
+    ],
+)
+async def test_a_still_sentence_restates(old: str, new: str) -> None:
+    answer = await reconcile([old], [new])
+    assert [d.action for d in answer.existing] == ["keep"]
+    assert [d.action for d in answer.new] == ["delete"]
