@@ -38,6 +38,7 @@ async def _story(engine: Engine, project: str) -> None:
             engine, project, {"group": "story", "user_id": "maria", "input": says(said)}
         )
         assert run.status == "completed", run.error
+        assert run.produced_by == "offline"  # the label of the offline heuristics
 
 
 @pytest.mark.parametrize("mode", ["vector", "bm25", "hybrid"])

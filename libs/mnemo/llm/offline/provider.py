@@ -51,6 +51,7 @@ class OfflineLLM:
     """
 
     label = "offline-heuristics"
+    produced_by = "offline"
 
     def __init__(
         self,
