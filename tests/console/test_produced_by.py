@@ -5,6 +5,8 @@ is tested on the engine (tests/integration/engine/test_supersession.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 
@@ -33,3 +35,38 @@ def test_runs_memories_and_provenance_name_the_model(tenant: Tenant) -> None:
         assert provenance.status_code == 200, provenance.text
         [version] = provenance.json()["versions"]
         assert version["run"]["produced_by"] == "scripted"
+
+
+def test_an_expired_memory_is_marked_in_the_console(tenant: Tenant, live_server: Any) -> None:
+    import psycopg
+
+    group = {
+        "topics": [{"name": "Trips", "description": "Trips.", "scoping": {"user_scoped": True},
+                    "ttl_days": 30}],
+        "pipeline": {"steps": [
+            {"id": "p", "kind": "extract", "input_type": "pre_extracted", "next": "c"},
+            {"id": "c", "kind": "commit"}]},
+    }  # fmt: skip
+    headers = {"Authorization": f"Bearer {tenant.key}"}
+    with httpx.Client(base_url=tenant.url, timeout=60, headers=headers) as client:
+        assert client.put("/v1/groups/trips", json=group).status_code == 200
+        items = [{"topic": "Trips", "content": c} for c in ("User flew to Oslo.", "User sailed.")]
+        added = client.post("/v1/memories", json={
+            "input": {"pre_extracted": {"items": items}}, "user_id": tenant.user, "group": "trips"})  # fmt: skip
+        run = client.get(f"/v1/runs/{added.json()['run_id']}", params={"wait": 30}).json()
+        assert run["status"] == "completed", run
+        url = live_server.settings.database_url.replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute(
+                "UPDATE memories SET updated_at = updated_at - interval '31 days' "
+                "WHERE project = %s AND content = 'User flew to Oslo.'", (tenant.project,)
+            )  # fmt: skip
+        page = client.get("/console/memories", params={"group": "trips", "user": tenant.user})
+        assert page.status_code == 200
+        row = next(r for r in page.text.split("<tr") if "User flew to Oslo." in r)
+        assert ">expired</span>" in row
+        other = next(r for r in page.text.split("<tr") if "User sailed." in r)
+        assert ">expired</span>" not in other
+        listed = client.post("/v1/memories/list", json={"group": "trips", "user_id": tenant.user})
+        assert listed.status_code == 200, listed.text  # Engram's list: the expired one is gone
+        assert "User sailed." in listed.text and "User flew to Oslo." not in listed.text

@@ -56,6 +56,7 @@ from mnemo.settings import Settings
 from mnemo.steps.base import Deps
 from mnemo.store import browse as browse_store
 from mnemo.store import erasure as erasure_store
+from mnemo.store import expiry as expiry_store
 from mnemo.store import keys, runs
 from mnemo.store import memories as memory_store
 from mnemo.store import provenance as provenance_store
@@ -377,6 +378,13 @@ class Engine:
         if found is None:
             raise NotFound(f"run '{run_id}' not found")
         return found
+
+    async def expired_memory_ids(self, project: str, group: str, ids: list[str]) -> set[str]:
+        """Which of `ids` have expired (their topic's `ttl_days` / `expire_unrecalled_days`):
+        search and list no longer return them; the console marks them."""
+        g = await self._group_for_request(project, group)
+        async with self.database.db.connect() as conn:
+            return await expiry_store.expired_ids(conn, g, ids)
 
     async def browse_memories(
         self,
