@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, case, literal_column, select
@@ -176,11 +177,12 @@ async def later_memories(
     (`core.supersession.with_successors`). As of `query.as_of` when it is set."""
     times = [m.event_time_end or m.event_time for m in found]
     known = [t for t in times if t is not None]
-    if not known:
-        return []
+    # Without a hit the query still runs (and finds nothing): one statement shape per scope
+    # shape, compiled once, whatever the results (tests/integration/engine/test_statement_cache.py).
+    after = min(known) if known else datetime.max.replace(tzinfo=UTC)
     stmt = (
         select(*MEMORY_COLUMNS)
-        .where(visible_memories(query, group), memories.c.event_time_end > min(known))
+        .where(visible_memories(query, group), memories.c.event_time_end > after)
         .order_by(memories.c.event_time_end.desc(), memories.c.id)
         .limit(SUCCESSOR_DEPTH)
     )
