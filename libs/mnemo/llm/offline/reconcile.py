@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mnemo.embeddings.base import Embedder
-from mnemo.llm.offline.claims import change_keys, changed_fact, restatement_of
+from mnemo.llm.offline.claims import change_keys, changed_fact, ended_value, restatement_of
 from mnemo.llm.offline.offload import Offload
 from mnemo.llm.offline.text import normalized
 from mnemo.llm.offline.vectors import Vectors
@@ -97,6 +97,7 @@ class _State:
             for key in change_keys(memory.content, as_old=True):
                 self._by_key[(subject, key)].append(i)
         self._kept_of: dict[str, np.ndarray] = {}  # subject -> mask over new memories
+        self._ended: set[str] = set()  # rewritten by a statement that only ends a value
 
     def decide(self, i: int, row: np.ndarray, tuning: ReconcileTuning) -> NewDecision:
         """The decision for new memory `i`; a rewrite of an existing memory is recorded."""
@@ -106,7 +107,7 @@ class _State:
         changes = []
         for j in self._candidates(new):
             memory = self.ctx.existing[j]
-            if memory.id in self.rewrites:
+            if memory.id in self.rewrites and memory.id not in self._ended:
                 continue
             similarity = float(row[j])
             rewritten = changed_fact(
@@ -119,6 +120,11 @@ class _State:
             return NewDecision(index=new.index, action="keep")
         # Most similar first; ties by the order given, so the result is deterministic.
         _, memory_id, rewritten = max(changes, key=lambda c: c[0])
+        # "User gave up on piano." then "User is learning guitar now." in one add: the
+        # statement of the new value wins; the old one stays in the memory's history.
+        self._ended.discard(memory_id)
+        if ended_value(rewritten) is not None and memory_id not in self.rewrites:
+            self._ended.add(memory_id)
         self.rewrites[memory_id] = rewritten
         return NewDecision(index=new.index, action="delete")
 

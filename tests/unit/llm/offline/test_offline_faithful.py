@@ -199,3 +199,36 @@ async def test_a_still_sentence_restates(old: str, new: str) -> None:
     answer = await reconcile([old], [new])
     assert [d.action for d in answer.existing] == ["keep"]
     assert [d.action for d in answer.new] == ["delete"]
+
+
+async def test_the_new_value_wins_over_the_statement_that_ended_the_old_one() -> None:
+    answer = await reconcile(
+        ["User is learning the harp."],
+        ["User gave up on the harp.", "User is learning the oboe now."],
+    )
+    assert [(d.action, d.content) for d in answer.existing] == [
+        ("rewrite", "User is learning the oboe now.")
+    ]
+    assert [d.action for d in answer.new] == ["delete", "delete"]
+
+
+async def test_a_capitalised_first_word_need_not_be_a_name() -> None:
+    answer = await reconcile(["User moved to Graz."], ["Home is still Graz."])
+    assert [d.action for d in answer.new] == ["delete"]
+    kept = await reconcile(["User moved to Graz."], ["Work is still hard."])
+    assert [d.action for d in kept.new] == ["keep"]
+
+
+async def test_one_new_memory_corrects_one_recalled_memory() -> None:
+    from mnemo.prompts import reconsolidate as gate_prompt
+
+    context = gate_prompt.Context(
+        input=["user: Actually I live in Linz now."],
+        new=[gate_prompt.NewMemory(index=0, topic="T", content="User lives in Linz now.")],
+        recalled=[
+            gate_prompt.RecalledMemory(id="a", topic="T", content="User lives in Graz."),
+            gate_prompt.RecalledMemory(id="b", topic="T", content="User lives in Wels."),
+        ],
+    )
+    answer = await LLM.complete(gate_prompt.PROMPT, context)
+    assert [v.decision for v in answer.verdicts] == ["contradict", "unrelated"]
