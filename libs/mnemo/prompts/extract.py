@@ -20,6 +20,10 @@ class TopicBrief(BaseModel):
     # route nothing there while another topic can take a sentence; a model reads the
     # description, as before.
     learned: bool = False
+    # Consolidation reads this topic as episodes (things that happened). The offline
+    # heuristics route a present-tense statement about the user ("User works as a nurse.")
+    # elsewhere when another topic can take it.
+    episodic: bool = False
 
 
 class DatedUnit(BaseModel):

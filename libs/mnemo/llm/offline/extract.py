@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from mnemo.embeddings.base import Embedder
-from mnemo.llm.offline.claims import changed_fact
+from mnemo.llm.offline.claims import changed_fact, parse_claim
 from mnemo.llm.offline.offload import Offload
 from mnemo.llm.offline.text import sourced_facts, split_sentences
 from mnemo.llm.offline.vectors import Vectors, best_columns, dedupe
@@ -88,11 +88,25 @@ def _free_memories(
         return []
     # Consolidation's rule topic learns from episodes; a user's sentence goes elsewhere.
     free = [t for t in free if not t.learned] or free
+    # A lasting attribute ("User works as a nurse.") is no episode (something that happened).
+    lasting = [t for t in free if not t.episodic] or free
     unique = dedupe(vectors, sentences, [], tuning.dedupe_threshold)
-    best = best_columns(vectors, unique, [brief_text(t) for t in free])
-    return [
-        ExtractedMemory(topic=free[b].name, content=s) for s, b in zip(unique, best, strict=True)
-    ]
+    out = []
+    for topics, group in ((lasting, [s for s in unique if _is_attribute(s)]),
+                          (free, [s for s in unique if not _is_attribute(s)])):  # fmt: skip
+        if group:
+            best = best_columns(vectors, group, [brief_text(t) for t in topics])
+            out += [
+                ExtractedMemory(topic=topics[b].name, content=s)
+                for s, b in zip(group, best, strict=True)
+            ]
+    order = {s: i for i, s in enumerate(unique)}
+    return sorted(out, key=lambda m: order[m.content])
+
+
+def _is_attribute(sentence: str) -> bool:
+    """A present-tense statement of the user's own attribute (`claims.parse_claim`)."""
+    return parse_claim(sentence) is not None
 
 
 def _bounded_choices(

@@ -232,3 +232,24 @@ async def test_one_new_memory_corrects_one_recalled_memory() -> None:
     )
     answer = await LLM.complete(gate_prompt.PROMPT, context)
     assert [v.decision for v in answer.verdicts] == ["contradict", "unrelated"]
+
+
+async def test_a_lasting_attribute_is_no_episode() -> None:
+    from datetime import UTC, datetime
+
+    from mnemo.prompts import extract
+
+    topics = [
+        extract.TopicBrief(name="Log", description="Jobs done and problems seen.", episodic=True),
+        extract.TopicBrief(name="About", description="Things about the person."),
+    ]
+    at = datetime(2026, 12, 1, tzinfo=UTC)
+    units = ["I work as a welder. The welding job on the gate cracked twice."]
+    context = extract.Context(
+        topics=topics, input_type="string", units=[extract.DatedUnit(text=u, at=at) for u in units]
+    )
+    answer = await LLM.complete(extract.PROMPT, context)
+    assert [(m.topic, m.content) for m in answer.memories] == [
+        ("About", "User works as a welder."),
+        ("Log", "The welding job on the gate cracked twice."),
+    ]
