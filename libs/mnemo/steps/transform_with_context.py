@@ -7,7 +7,9 @@ or delete. Rewrites of committed memories keep their history at commit.
 
 The call is made only when a related memory is close enough: its cosine similarity to a new
 candidate must reach the step's `min_similarity` (default: the `reconcile_min_similarity`
-setting); otherwise the candidates are kept as they are, without an LLM call.
+setting), or the text rules of `llm.offline.claims` say a candidate changes what a related
+memory states (a move, a new job, "sold X and bought Y"); otherwise the candidates are kept
+as they are, without an LLM call.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory
 from mnemo.domain.pipeline import TransformWithContextStep
 from mnemo.domain.search import MemoryQuery, TopicSelector
+from mnemo.llm.offline.claims import changed_fact
 from mnemo.llm.offline.text import normalized
 from mnemo.prompts import transform_with_context as twc_prompt
 from mnemo.steps.base import Batch, Deps
@@ -48,7 +51,8 @@ async def transform_with_context(
     floor = step.min_similarity
     if floor is None:
         floor = deps.settings.reconcile_min_similarity
-    if not existing or max(related[k][1] for k in existing) < floor:
+    below = not existing or max(related[k][1] for k in existing) < floor
+    if below and not _states_a_change(remaining, existing):
         if existing:
             metrics.RECONCILE_SKIPPED.inc()
         return settled + remaining
@@ -128,6 +132,17 @@ async def _reconcile(
             ).dated(news)
         )
     return out
+
+
+def _states_a_change(fresh: list[Candidate], existing: dict[str, Memory]) -> bool:
+    """A candidate changes what a related memory states by the text rules alone
+    (`claims.changed_fact`: "We finally moved to Oslo." / "User lives in Riga."), however
+    unlike their vectors are: reconcile is asked even below the similarity floor."""
+    return any(
+        changed_fact(m.content, c.content, 0.0, 2.0) is not None
+        for c in fresh
+        for m in existing.values()
+    )
 
 
 def _guard(answer: twc_prompt.Response, existing: dict[str, Memory], max_share: float) -> None:
