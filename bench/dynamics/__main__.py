@@ -1,6 +1,7 @@
-"""`python -m bench.dynamics [--seed N] [--size USERS] [--providers offline,oracle,real]`
+"""`python -m bench.dynamics [--seed N] [--size USERS] [--providers offline,oracle,real]
+[--families templated,freeform]`
 
-Runs the generated scenario (`bench.dynamics.scenario`) for every provider against the
+Runs the generated scenarios (`bench.dynamics.scenario`, one per family) for every provider against the
 append-only baseline and with each mechanism switched off, in one run, on an embedded
 Postgres with the local embedding model, and prints the dynamics table.
 Providers: `offline` (the offline heuristics), `oracle` (a scripted server answering from the
@@ -55,6 +56,10 @@ async def provider(name: str, scenario: Scenario, embedder: Embedder) -> AsyncIt
         raise SystemExit(f"unknown provider {name!r}")
 
 
+# Scenario families: the templated one ("I moved to X.") and the free-form one
+# (bench.dynamics.freeform: "I sold my X and bought a Y").
+FAMILIES = ("templated", "freeform")
+
 LABELS = {
     "offline": "offline heuristics",
     "oracle": "scenario oracle (scripted)",
@@ -62,35 +67,53 @@ LABELS = {
 }
 
 
-async def main_async(seed: int, size: int, providers: list[str], work: Path) -> str:
-    scenario = generate(seed, size)
+async def main_async(
+    seed: int, size: int, providers: list[str], work: Path, families: tuple[str, ...] = FAMILIES
+) -> str:
     embedder = LocalEmbedder()
     await embedder.warm_up()
     postgres = EmbeddedPostgres(work / "pg")
     rows, notes = [], []
     started = time.monotonic()
+    scenarios = [generate(seed, size, f) for f in families]
     try:
-        for name in providers:
-            async with provider(name, scenario, embedder) as llm:
-                run = await open_run(postgres.new_database("dyn"), work, llm, embedder)
-                try:
-                    for variant in VARIANTS:
-                        began = time.monotonic()
-                        figures = await run_variant(run, scenario, variant)
-                        rows.append(report.row(LABELS[name], variant.name, figures))
-                        print(f"  {name}/{variant.name}: {time.monotonic() - began:.0f} s, "
-                              f"calls {figures.llm_calls}", flush=True)  # fmt: skip
-                    if name == providers[0]:
-                        cost = await recall_cost.measure(run, memories=2000, searches=300)
-                        notes.append(_cost_note(cost))
-                finally:
-                    await run.engine.close()
+        for scenario in scenarios:
+            for name in providers:
+                rows += await _provider_rows(postgres, work, name, scenario, embedder, notes)
     finally:
         postgres.stop()
-    adds = len(scenario.events)
-    notes.insert(0, f"scenario: seed {seed}, {size} users, {adds} adds in {len(scenario.rounds)} "
-                 f"rounds per run; {time.monotonic() - started:.0f} s in all")  # fmt: skip
+    for scenario in reversed(scenarios):
+        notes.insert(0, f"{scenario.family} scenario: seed {seed}, {size} users, "
+                     f"{len(scenario.events)} adds in {len(scenario.rounds)} rounds per run")  # fmt: skip
+    notes.insert(len(scenarios), f"{time.monotonic() - started:.0f} s in all")
     return report.render(rows, notes)
+
+
+async def _provider_rows(
+    postgres: EmbeddedPostgres,
+    work: Path,
+    name: str,
+    scenario: Scenario,
+    embedder: Embedder,
+    notes: list[str],
+) -> list[tuple[str, ...]]:
+    rows = []
+    async with provider(name, scenario, embedder) as llm:
+        run = await open_run(postgres.new_database("dyn"), work, llm, embedder)
+        try:
+            for variant in VARIANTS:
+                began = time.monotonic()
+                figures = await run_variant(run, scenario, variant)
+                label = f"{LABELS[name]}, {scenario.family}"
+                rows.append(report.row(label, variant.name, figures))
+                print(f"  {name}/{scenario.family}/{variant.name}: "
+                      f"{time.monotonic() - began:.0f} s, calls {figures.llm_calls}", flush=True)  # fmt: skip
+            if not any(n.startswith("recall tracking") for n in notes):
+                cost = await recall_cost.measure(run, memories=2000, searches=300)
+                notes.append(_cost_note(cost))
+        finally:
+            await run.engine.close()
+    return rows
 
 
 def _cost_note(c: dict[str, float]) -> str:
@@ -120,11 +143,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", type=int, default=8, help="users in the scenario")
     default = "offline,oracle" + (",real" if os.environ.get("MNEMO_LLM_BASE_URL") else "")
     parser.add_argument("--providers", default=default)
+    parser.add_argument("--families", default=",".join(FAMILIES), help="scenario families")
     args = parser.parse_args(argv)
+    families = tuple(args.families.split(","))
     logging.basicConfig(level=logging.WARNING)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with tempfile.TemporaryDirectory(prefix="mnemo-dynamics-") as work:
-        table = asyncio.run(main_async(args.seed, args.size, args.providers.split(","), Path(work)))
+        table = asyncio.run(
+            main_async(args.seed, args.size, args.providers.split(","), Path(work), families)
+        )
     print(table)
 
 

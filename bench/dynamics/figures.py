@@ -50,20 +50,31 @@ class Figures:
         return sum(ranks) / len(ranks), sum(1 for r in ranks if r == 1.0) / len(ranks)
 
 
-def values_in(text: str, attribute: str) -> set[str]:
+Attributes = dict[str, dict[str, object]]
+
+
+def values_in(text: str, attribute: str, attributes: Attributes = ATTRIBUTES) -> set[str]:
     lowered = text.lower()
-    return {v for v in ATTRIBUTES[attribute]["values"] if v.lower() in lowered}  # type: ignore[attr-defined]
+    return {v for v in attributes[attribute]["values"] if v.lower() in lowered}  # type: ignore[attr-defined]
 
 
-def count_key(figures: Figures, contents: list[str], attribute: str) -> None:
+def count_key(
+    figures: Figures, contents: list[str], attribute: str, attributes: Attributes = ATTRIBUTES
+) -> None:
     figures.keys += 1
-    if sum(1 for c in contents if values_in(c, attribute)) > 1:
+    if sum(1 for c in contents if values_in(c, attribute, attributes)) > 1:
         figures.duplicated += 1
 
 
-def judge_top_hit(figures: Figures, top: str | None, attribute: str, current: str) -> None:
+def judge_top_hit(
+    figures: Figures,
+    top: str | None,
+    attribute: str,
+    current: str,
+    attributes: Attributes = ATTRIBUTES,
+) -> None:
     figures.questions += 1
-    said = values_in(top or "", attribute)
+    said = values_in(top or "", attribute, attributes)
     if not said:
         figures.missed += 1
     elif current not in said:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench.dynamics.scenario import ATTRIBUTES, Scenario
+from bench.dynamics.scenario import Scenario
 from bench.dynamics.themes import THEMES
 from tests.support.scripted_llm import ScriptedLLMServer
 
@@ -27,7 +27,7 @@ class Oracle:
     def __init__(self, scenario: Scenario) -> None:
         self.by_text = {e.text: e for e in scenario.events}
         self.facts: dict[str, tuple[str, str]] = {}  # memory content -> (attribute, value)
-        for attribute, spec in ATTRIBUTES.items():
+        for attribute, spec in scenario.attributes.items():
             for value in spec["values"]:  # type: ignore[attr-defined]
                 self.facts[str(spec["memory"]).format(v=value)] = (attribute, value)
         self.themes = {e: t for t in THEMES for e in t.episodes}

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from bench.dynamics import figures as fig
-from bench.dynamics.scenario import ATTRIBUTES, Event, Scenario, current_values
+from bench.dynamics.scenario import Event, Scenario, current_values
 from bench.dynamics.variants import Variant
 from mnemo.clock import ManualClock
 from mnemo.core.engine import Engine
@@ -69,7 +69,7 @@ async def open_run(database_url: str, data_dir: Path, llm: LLM, embedder: Embedd
 
 
 async def run_variant(run: Run, scenario: Scenario, variant: Variant) -> fig.Figures:
-    project = f"dyn-{variant.name}"
+    project = f"dyn-{scenario.family}-{variant.name}"
     await run.engine.put_group(project, GROUP, variant.group)
     before = Counter(run.llm.calls)
     figures = fig.Figures()
@@ -122,12 +122,14 @@ async def _evaluate(
         listed, _ = await run.engine.list_memories(project, ListRequest.model_validate(
             {"group": GROUP, "user_id": user.name, "properties": {"desk_id": user.desk}, "limit": 100}))  # fmt: skip
         contents = [m.content for m in listed if m.topic != "Rules"]
+        attributes = scenario.attributes
         for attribute, current in current_values(user).items():
-            fig.count_key(figures, contents, attribute)
+            fig.count_key(figures, contents, attribute, attributes)
             hits = await run.engine.search(
-                project, _search(here, str(ATTRIBUTES[attribute]["question"]), 5)
+                project, _search(here, str(attributes[attribute]["question"]), 5)
             )
-            fig.judge_top_hit(figures, hits[0].content if hits else None, attribute, current)
+            top = hits[0].content if hits else None
+            fig.judge_top_hit(figures, top, attribute, current, attributes)
         if variant.consolidates:
             hits = await run.engine.search(project, _search(here, user.theme.question, 10))
             fig.rank_rule(figures, [h.topic for h in hits])

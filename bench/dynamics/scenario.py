@@ -71,14 +71,36 @@ class Scenario:
     seed: int
     users: list[User]
     rounds: list[list[Event]]  # round r: at most one event per user, run together
+    family: str = "templated"
+    attributes: dict[str, dict[str, object]] = field(default_factory=lambda: ATTRIBUTES)
 
     @property
     def events(self) -> list[Event]:
         return [e for r in self.rounds for e in r]
 
 
-def generate(seed: int, size: int) -> Scenario:
-    """`size` users, each with the same plan of 16 events in a seeded order."""
+TEMPLATED_STREAMS: list[list[tuple[str, str]]] = [
+    [("restate", "city"), ("correct", "city"), ("restate", "city")],
+    [("change", "job"), ("restate", "job")],
+    [("restate", "drink"), ("change", "drink")],
+]
+
+
+def family(name: str) -> tuple[dict[str, dict[str, object]], list[list[tuple[str, str]]]]:
+    """A scenario family's attributes and event streams: `templated` (this module's, 16
+    events a user) or `freeform` (`bench.dynamics.freeform`, 19 events a user)."""
+    if name == "templated":
+        return ATTRIBUTES, TEMPLATED_STREAMS
+    if name == "freeform":
+        from bench.dynamics.freeform import FREEFORM, FREEFORM_STREAMS
+
+        return FREEFORM, FREEFORM_STREAMS
+    raise ValueError(f"unknown scenario family {name!r}")
+
+
+def generate(seed: int, size: int, family_name: str = "templated") -> Scenario:
+    """`size` users, each with the same plan of events in a seeded order."""
+    attributes, streams = family(family_name)
     rng = random.Random(seed)
     users = []
     plans = []
@@ -86,23 +108,26 @@ def generate(seed: int, size: int) -> Scenario:
         theme, distractor = rng.sample(THEMES, 2)
         user = User(f"user-{i}", f"desk-{i}-a", f"desk-{i}-b", theme, distractor)
         users.append(user)
-        plans.append(_plan(rng, user))
+        plans.append(_plan(rng, user, attributes, streams))
     width = max(len(p) for p in plans)
     rounds = [[p[r] for p in plans if r < len(p)] for r in range(width)]
-    return Scenario(seed, users, rounds)
+    return Scenario(seed, users, rounds, family_name, attributes)
 
 
-def _plan(rng: random.Random, user: User) -> list[Event]:
-    values = {a: rng.sample(list(spec["values"]), 3) for a, spec in ATTRIBUTES.items()}  # type: ignore[call-overload]
+def _plan(
+    rng: random.Random,
+    user: User,
+    attributes: dict[str, dict[str, object]],
+    fact_streams: list[list[tuple[str, str]]],
+) -> list[Event]:
+    values = {a: rng.sample(list(spec["values"]), 3) for a, spec in attributes.items()}  # type: ignore[call-overload]
     current = {a: v[0] for a, v in values.items()}
     user.history = {a: [v[0]] for a, v in values.items()}
-    head = [_event(user, "fact", a, current[a], "said") for a in ATTRIBUTES]
+    head = [_event(attributes, user, "fact", a, current[a], "said") for a in attributes]
     # The rest in a seeded order: an attribute's restatement, change and correction keep
     # their relative order; episodes keep theirs.
     streams: list[list[tuple[Kind, str | None]]] = [
-        [("restate", "city"), ("correct", "city"), ("restate", "city")],
-        [("change", "job"), ("restate", "job")],
-        [("restate", "drink"), ("change", "drink")],
+        *([(k, a) for k, a in stream] for stream in fact_streams),  # type: ignore[misc]
         [("episode", "main")] * 4,
         [("episode", "other")] * 2,
     ]
@@ -124,16 +149,22 @@ def _plan(rng: random.Random, user: User) -> list[Event]:
             old, current[what] = current[what], new
             user.history[what].append(new)
             template = "changed" if kind == "change" else "corrected"
-            tail.append(_event(user, kind, what, new, template, old))
+            tail.append(_event(attributes, user, kind, what, new, template, old))
         else:
-            tail.append(_event(user, "restate", what, current[what], "restated"))
+            tail.append(_event(attributes, user, "restate", what, current[what], "restated"))
     return head + tail
 
 
 def _event(
-    user: User, kind: Kind, attribute: str, value: str, template: str, old: str = ""
+    attributes: dict[str, dict[str, object]],
+    user: User,
+    kind: Kind,
+    attribute: str,
+    value: str,
+    template: str,
+    old: str = "",
 ) -> Event:
-    spec = ATTRIBUTES[attribute]
+    spec = attributes[attribute]
     return Event(
         user=user.name,
         kind=kind,

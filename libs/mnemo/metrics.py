@@ -25,6 +25,10 @@ BUFFER_ITEMS = Gauge(
     "mnemo_buffer_items", "Items waiting in buffers", multiprocess_mode="livemostrecent"
 )
 RUNS = Counter("mnemo_runs_total", "Runs by final or intermediate status", ["status"])
+# What produced committed runs' memories: the model's name, or "offline" (heuristics).
+RUNS_PRODUCED = Counter(
+    "mnemo_runs_produced_total", "Committed runs by what produced them", ["produced_by"]
+)
 RUN_LATENCY = Histogram("mnemo_run_seconds", "Add to committed latency", buckets=LATENCY_BUCKETS)
 ADD_LATENCY = Histogram("mnemo_add_seconds", "Add acknowledgement latency", buckets=LATENCY_BUCKETS)
 

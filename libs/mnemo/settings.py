@@ -247,6 +247,17 @@ class Settings(BaseSettings):
     # unrelated texts (bananas / Berlin 0.44); bge-small rates any two facts about a user
     # 0.6-0.75, so it spares calls between topics more than within them.
     reconcile_min_similarity: float = Field(default=0.6, ge=-1, le=1)
+    # Guards on destructive model output (core/answer_guards.py): a reconcile or
+    # reconsolidate answer that deletes more than this share of the memories it was shown
+    # (3 at least) fails the run, retryably, and writes nothing.
+    destructive_max_share: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Largest share of the memories shown to a reconcile or reconsolidate "
+        "call that one answer may delete (at least 3 deletes); above it the run fails and "
+        "nothing is written.",
+    )
     # How often the pipeline looks for consolidation scopes whose idle or interval trigger
     # is due (count triggers fire at commit).
     consolidation_tick_seconds: float = Field(default=30.0, gt=0)

@@ -88,3 +88,20 @@ def test_figures() -> None:
     figures.rank_rule(f, ["Rules"])
     figures.rank_rule(f, ["Facts"])
     assert f.transfer() == (0.5, 1 / 3)
+
+
+def test_the_freeform_family_tells_changes_in_loose_phrasing() -> None:
+    scenario = generate(7, 3, "freeform")
+    assert scenario.family == "freeform" and len(scenario.events) == 3 * 19
+    for user in scenario.users:
+        mine = [e for e in scenario.events if e.user == user.name]
+        assert {e.attribute for e in mine if e.kind == "change"} == {
+            "car", "learning", "home", "editor"
+        }  # fmt: skip
+        assert {e.attribute: e.value for e in mine if e.attribute} == current_values(user)
+        changes = [e.text for e in mine if e.kind == "change"]
+        assert any(t.startswith("I sold my ") and " and bought a " in t for t in changes)
+        assert any(t.startswith("We finally moved to ") for t in changes)
+    f = figures.Figures()
+    figures.judge_top_hit(f, "User drives a Golf.", "car", "Civic", scenario.attributes)
+    assert f.stale == 1

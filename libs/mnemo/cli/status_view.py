@@ -100,7 +100,15 @@ def _runs(metrics: list[dict[str, Any]], oldest_running: float | None) -> str:
 def _llm(metrics: list[dict[str, Any]]) -> str:
     calls = sum(v for _, v in _values(metrics, "mnemo_llm_calls_total"))
     errors = sum(v for _, v in _values(metrics, "mnemo_llm_errors_total"))
-    return f"{int(calls)} calls, {int(errors)} errors"
+    text = f"{int(calls)} calls, {int(errors)} errors"
+    produced: dict[str, float] = defaultdict(float)
+    for labels, v in _values(metrics, "mnemo_runs_produced_total"):
+        produced[labels.get("produced_by", "?")] += v
+    if produced:  # "offline": heuristics, no language model
+        text += "; runs produced by " + ", ".join(
+            f"{name} {int(v)}" for name, v in sorted(produced.items())
+        )
+    return text
 
 
 def _failure(failure: dict[str, Any]) -> str:

@@ -119,7 +119,13 @@ async def memories_page(
     except InvalidRequest as exc:
         f.errors["form"] = "; ".join([exc.detail, *(e.message for e in exc.errors)])
     selected = next((g for g in groups if g.name == f.group), None)
-    context = {"f": f, "groups": groups, "group": selected, "memories": found, "page": paging}
+    expired: set[str] = set()
+    if found and selected is not None and any(t.expires for t in selected.topics):
+        expired = await engine.expired_memory_ids(session.project, f.group, [m.id for m in found])
+    context = {
+        "f": f, "groups": groups, "group": selected, "memories": found, "page": paging,
+        "expired": expired,
+    }  # fmt: skip
     name = "_memories_body.html" if is_htmx(request) else "memories.html"
     return render(request, name, session, context, 400 if f.errors else 200)
 

@@ -39,6 +39,7 @@ from mnemo.core.records import RunRecord
 from mnemo.core.retry import RunRetry
 from mnemo.core.run_watch import RunWatch
 from mnemo.core.shedding import Shedder
+from mnemo.core.supersession import current_first, with_successors
 from mnemo.core.transport import RunTransport
 from mnemo.domain.erasure import ErasureReport
 from mnemo.domain.group import GroupConfig
@@ -59,6 +60,7 @@ from mnemo.settings import Settings
 from mnemo.steps.base import Deps
 from mnemo.store import browse as browse_store
 from mnemo.store import erasure as erasure_store
+from mnemo.store import expiry as expiry_store
 from mnemo.store import keys, run_activity, runs
 from mnemo.store import memories as memory_store
 from mnemo.store import provenance as provenance_store
@@ -288,6 +290,9 @@ class Engine:
             self.corpus_stats,
             self.settings.hybrid_alpha,
         )
+        text = None if query.retrieval_type == "fetch" else query.text
+        later = await search_store.later_memories(self.db, query, group, found)
+        found = current_first(with_successors(found, later, query.limit), text)
         if query.as_of is None:  # a look at the past is not a recall of today's memories
             self.dynamics.recalled(query, group, found)
         return await self.dynamics.with_rules(found) if query.include_consolidated else found
@@ -317,11 +322,13 @@ class Engine:
                 conn, query, group, request.offset, cursor.position if cursor else None
             )
         following = None
+        # The cursor stays on the page's last row as read; only the order shown changes.
         if more and found:
             last = found[-1]
             following = ListCursor(
                 at=at, updated_at=last.updated_at, id=last.id, selection=selection_digest(query)
             ).encode()
+        found = current_first(found)
         if query.include_consolidated:
             found = await self.dynamics.with_rules(found)
         return MemoryListing(found, total, following)
@@ -459,6 +466,13 @@ class Engine:
         if found is None:
             raise NotFound(f"run '{run_id}' not found")
         return found
+
+    async def expired_memory_ids(self, project: str, group: str, ids: list[str]) -> set[str]:
+        """Which of `ids` have expired (their topic's `ttl_days` / `expire_unrecalled_days`):
+        search and list no longer return them; the console marks them."""
+        g = await self._group_for_request(project, group)
+        async with self.database.db.connect() as conn:
+            return await expiry_store.expired_ids(conn, g, ids)
 
     async def browse_memories(
         self,

@@ -138,5 +138,11 @@ class Run(BaseModel):
     committed_operations: CommittedOperations | None = None
     # mnemo extension: the run's user was erased; its input, user id and properties are gone.
     erased: bool = False
+    produced_by: str | None = Field(
+        default=None,
+        description="mnemo extension: what produced this run's memories, set when it "
+        "commits: the model's name, or 'offline' for the offline heuristics (no language "
+        "model). Null before it commits.",
+    )
     # mnemo extension: the reconsolidation gate's decisions of this run (None: no gate ran).
     reconsolidation: list[GateDecision] | None = None

@@ -24,6 +24,8 @@ class RunSource(BaseModel):
     status: RunState | None = None
     input_type: str | None = None
     created_at: datetime | None = None
+    # What produced the run's memories: the model's name, or "offline" (heuristics).
+    produced_by: str | None = None
 
 
 class VersionProvenance(BaseModel):

@@ -35,3 +35,19 @@ class Topic(BaseModel):
     # Internal topics (e.g. continual-learning fragments) flow through the pipeline but
     # are never committed: commit refuses them, so search can never see them.
     internal: bool = False
+    # Expiry (mnemo extension, store/expiry.py): a memory leaves search and list this many
+    # days after its last update, or after it was last recalled (or, never recalled, last
+    # updated). It stays in history until raw-input retention removes it.
+    ttl_days: float | None = Field(
+        default=None, gt=0, description="Days after its last update a memory expires."
+    )
+    expire_unrecalled_days: float | None = Field(
+        default=None,
+        gt=0,
+        description="Days without a recall (counted from its last update when it was never "
+        "recalled) after which a memory expires.",
+    )
+
+    @property
+    def expires(self) -> bool:
+        return self.ttl_days is not None or self.expire_unrecalled_days is not None

@@ -30,6 +30,8 @@ class LLMError(RuntimeError):
 
 class LLM(Protocol):
     # Shown in logs and run errors, e.g. "openai-compatible:gpt-4o-mini" or "offline-heuristics".
+    # A provider may also say what produced its answers (`produced_by`): the model's name, or
+    # "offline"; runs record it.
     label: str
 
     async def complete(self, prompt: Prompt[C, R], context: C) -> R:
@@ -38,3 +40,10 @@ class LLM(Protocol):
         Raises LLMError when retries are spent (rate limits, 5xx, timeouts, invalid JSON).
         """
         ...
+
+
+def produced_by(llm: object) -> str:
+    """What a provider's answers are labelled with on runs: its `produced_by` (the model's
+    name, or "offline") or, for a provider without one, its `label`."""
+    named = getattr(llm, "produced_by", None)
+    return str(named) if named else str(getattr(llm, "label", "unknown"))

@@ -169,6 +169,7 @@ class OpenAICompatibleLLM:
             raise ValueError(f"unknown structured_output mode {structured_output!r}")
         self.model = model
         self.label = f"{PROVIDER}:{model}"
+        self.produced_by = model
         self.max_attempts = max_attempts
         self.structured_output: StructuredOutput = structured_output
         self._api_key = api_key

@@ -16,6 +16,14 @@ class TopicBrief(BaseModel):
     is_bounded: bool = False
     # A bounded topic's current memory in this scope: the answer must return it updated.
     current: str | None = None
+    # Consolidation writes this topic's memories (its rule topic). The offline heuristics
+    # route nothing there while another topic can take a sentence; a model reads the
+    # description, as before.
+    learned: bool = False
+    # Consolidation reads this topic as episodes (things that happened). The offline
+    # heuristics route a present-tense statement about the user ("User works as a nurse.")
+    # elsewhere when another topic can take it.
+    episodic: bool = False
 
 
 class DatedUnit(BaseModel):

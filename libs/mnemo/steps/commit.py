@@ -10,6 +10,7 @@ from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import CommitStep
 from mnemo.domain.reconsolidation import GateDecision
+from mnemo.llm.base import produced_by
 from mnemo.steps.base import Batch, Deps
 from mnemo.steps.consolidate import note_episodes
 from mnemo.store import commits, erasure, reconsolidations, retention, runs, tombstones
@@ -71,7 +72,9 @@ async def _commit(
         tx, batch_id, batch.project, group, dict(zip(contents, vectors, strict=True)), now
     )
     if ops is not None:
-        completed = await runs.record_commit(tx, ops.by_run, batch.run_ids, now)
+        producer = produced_by(deps.llm)
+        completed = await runs.record_commit(tx, ops.by_run, batch.run_ids, now, producer)
+        metrics.RUNS_PRODUCED.labels(produced_by=producer).inc(len(completed))
         if group.retention.drop_raw_input_at_commit:
             await retention.drop_at_commit(tx, batch.run_ids, now)
         metrics.RUNS.labels(status=RunState.completed.value).inc(len(completed))

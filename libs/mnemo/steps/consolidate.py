@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
+from mnemo.core.answer_guards import check_ids, check_rewrites, is_placeholder
 from mnemo.core.buffering import Waiting, due_reason
 from mnemo.core.clustering import assign_to_rules, cluster
 from mnemo.core.groups import GroupCache
@@ -209,9 +210,12 @@ def _brief(episode: Episode) -> prompt.Episode:
 def _used(answer: prompt.Response, episodes: list[Episode]) -> list[str]:
     """The episodes the rule rests on: those the answer named (all when it named none)."""
     ids = [e.id for e in episodes]
+    if answer.rule is not None and is_placeholder(answer.rule) and answer.rule.strip():
+        check_rewrites("consolidate", [answer.rule])
     if answer.used is None:
         return ids
     named = set(answer.used)
+    check_ids("consolidate", named, ids)
     return [i for i in ids if i in named]
 
 

@@ -54,6 +54,9 @@ async def _extract_with_llm(
             description=t.description,
             is_bounded=t.is_bounded,
             current=await _current_bounded(deps, group, batch, t.name) if t.is_bounded else None,
+            learned=group.consolidation is not None and t.name == group.consolidation.rule_topic,
+            episodic=group.consolidation is not None
+            and t.name in group.consolidation.episode_topics,
         )
         for t in group.topics
         if _writable(t, batch)

@@ -22,6 +22,7 @@ from datetime import timedelta
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from mnemo.core.answer_guards import check_ids, check_rewrites
 from mnemo.core.evidence import evidence_units, quote_found
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory
@@ -69,12 +70,18 @@ async def gate(
         ],
     )
     answer = await deps.llm.complete(gate_prompt.PROMPT, context)
+    task = "reconsolidate"
+    check_ids(task, (v.id for v in answer.verdicts), {m.id for m in shown})
+    check_rewrites(task, [v.content for v in answer.verdicts if v.decision in _REWRITES])
     verdicts: dict[str, gate_prompt.Verdict] = {}
     for verdict in answer.verdicts:
-        verdicts.setdefault(verdict.id, verdict)  # the first per memory; unknown ids ignored
+        verdicts.setdefault(verdict.id, verdict)  # the first per memory
     for memory in shown:
         _apply(outcome, memory, verdicts.get(memory.id), units, len(fresh), batch.run_id)
     return outcome
+
+
+_REWRITES = frozenset({"contradict", "extend"})
 
 
 async def _recalled_ids(

@@ -7,17 +7,22 @@ or delete. Rewrites of committed memories keep their history at commit.
 
 The call is made only when a related memory is close enough: its cosine similarity to a new
 candidate must reach the step's `min_similarity` (default: the `reconcile_min_similarity`
-setting); otherwise the candidates are kept as they are, without an LLM call.
+setting), or the text rules of `llm.offline.claims` say a candidate changes what a related
+memory states (a move, a new job, "sold X and bought Y"); otherwise the candidates are kept
+as they are, without an LLM call.
 """
 
 from __future__ import annotations
 
 from mnemo import metrics
+from mnemo.core.answer_guards import check_ids, check_rewrites, check_share
 from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory
 from mnemo.domain.pipeline import TransformWithContextStep
 from mnemo.domain.search import MemoryQuery, TopicSelector
+from mnemo.llm.offline.claims import changed_fact
+from mnemo.llm.offline.text import normalized
 from mnemo.prompts import transform_with_context as twc_prompt
 from mnemo.steps.base import Batch, Deps
 from mnemo.steps.reconsolidate import GateOutcome, gate
@@ -46,7 +51,8 @@ async def transform_with_context(
     floor = step.min_similarity
     if floor is None:
         floor = deps.settings.reconcile_min_similarity
-    if not existing or max(related[k][1] for k in existing) < floor:
+    below = not existing or max(related[k][1] for k in existing) < floor
+    if below and not _states_a_change(remaining, existing):
         if existing:
             metrics.RECONCILE_SKIPPED.inc()
         return settled + remaining
@@ -94,20 +100,26 @@ async def _reconcile(
     # memory's own range.
     news = Span.join(c.span for c in fresh)
     answer = await deps.llm.complete(twc_prompt.PROMPT, context)
+    _guard(answer, existing, deps.settings.destructive_max_share)
+    said = {(m.topic, normalized(m.content)) for m in existing.values()}
     out = []
     new_decisions = {d.index: d for d in answer.new}
     for i, candidate in enumerate(fresh):
         decision = new_decisions.get(i)
-        if decision is None or decision.action == "keep":
-            out.append(candidate)
-        elif decision.action == "rewrite" and decision.content and decision.content.strip():
-            out.append(candidate.model_copy(update={"content": decision.content.strip()}))
-    for verdict in answer.existing:
-        memory = existing.get(verdict.id)
-        if memory is None or verdict.action == "keep" or memory.id in read_only:
-            continue  # unknown ids are ignored: the model may not invent targets
-        if verdict.action == "rewrite" and not (verdict.content and verdict.content.strip()):
+        if decision is not None and decision.action == "rewrite" and decision.content:
+            candidate = candidate.model_copy(update={"content": decision.content.strip()})
+        elif decision is not None and decision.action != "keep":
             continue
+        if (candidate.topic, normalized(candidate.content)) not in said:
+            out.append(candidate)  # a restatement kept by the model writes nothing
+    for verdict in answer.existing:
+        memory = existing[verdict.id]
+        if verdict.action == "keep" or memory.id in read_only:
+            continue
+        if verdict.action == "rewrite" and normalized(verdict.content or "") == normalized(
+            memory.content
+        ):
+            continue  # the same statement reworded: no new version
         out.append(
             Candidate(
                 content=(verdict.content or memory.content).strip(),
@@ -120,6 +132,27 @@ async def _reconcile(
             ).dated(news)
         )
     return out
+
+
+def _states_a_change(fresh: list[Candidate], existing: dict[str, Memory]) -> bool:
+    """A candidate changes what a related memory states by the text rules alone
+    (`claims.changed_fact`: "We finally moved to Oslo." / "User lives in Riga."), however
+    unlike their vectors are: reconcile is asked even below the similarity floor."""
+    return any(
+        changed_fact(m.content, c.content, 0.0, 2.0) is not None
+        for c in fresh
+        for m in existing.values()
+    )
+
+
+def _guard(answer: twc_prompt.Response, existing: dict[str, Memory], max_share: float) -> None:
+    """Refuse a destructive answer before anything of it is used (`core.answer_guards`)."""
+    check_ids("reconcile", (v.id for v in answer.existing), existing)
+    rewrites = [v.content for v in answer.existing if v.action == "rewrite"]
+    rewrites += [d.content for d in answer.new if d.action == "rewrite"]
+    check_rewrites("reconcile", rewrites)
+    deleted = sum(1 for v in answer.existing if v.action == "delete")
+    check_share("reconcile", deleted, len(existing), max_share)
 
 
 def _skips(group: GroupConfig, candidate: Candidate) -> bool:

@@ -126,4 +126,5 @@ def run_source(run_id: str, row: Mapping[str, Any] | None) -> RunSource:
         status=RunState(row["status"]),
         input_type=row["input_type"],
         created_at=row["created_at"],
+        produced_by=row.get("produced_by"),
     )

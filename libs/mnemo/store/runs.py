@@ -270,8 +270,10 @@ async def record_commit(
     by_run: Mapping[str, Mapping[str, list[str]]],
     run_ids: Iterable[str],
     now: datetime,
+    produced_by: str | None = None,
 ) -> list[datetime]:
-    """Complete the batch's runs and append what each committed.
+    """Complete the batch's runs and append what each committed, and what produced it
+    (`produced_by`: the model's name or "offline").
 
     Returns the creation times of the runs this call completed (for end-to-end latency).
     """
@@ -304,6 +306,7 @@ async def record_commit(
                 updated_at=now,
                 status=RunState.completed.value,
                 error=None,
+                produced_by=produced_by,
             )
         )
     await run_events.notify_finished(conn, list(run_ids))
@@ -343,6 +346,7 @@ def run_from_row(m: Mapping[Any, Any]) -> Run:
         user_id=m["user_id"],
         error=m["error"],
         erased=m.get("redaction") == Redaction.erased.value,
+        produced_by=m.get("produced_by"),
         created_at=m["created_at"],
         updated_at=m["updated_at"],
         committed_operations=CommittedOperations(

@@ -91,6 +91,8 @@ runs = Table(
     Column("admitted_at", DateTime(timezone=True)),
     # The memory ids an add named as recalled (reconsolidation); NULL: it named none.
     Column("recalled", JSONB),
+    # What produced its memories, set at commit: the model's name or "offline" (0015).
+    Column("produced_by", String),
     Index("runs_project_user", "project", "user_id"),
     Index("runs_project_created", "project", "created_at", "run_id"),
     Index(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, case, literal_column, select
@@ -176,3 +177,29 @@ async def fetch(
         .limit(query.limit)
     )
     return [memory_from_row(row, score=1.0) for row in (await conn.execute(stmt)).all()]
+
+
+# How many later memories of the scope a search looks at for successors of its hits.
+SUCCESSOR_DEPTH = 100
+
+
+async def later_memories(
+    db: AsyncEngine, query: MemoryQuery, group: GroupConfig, found: list[Memory]
+) -> list[Memory]:
+    """The scope's memories whose evidence ends after the earliest hit's, newest first (up to
+    SUCCESSOR_DEPTH): where a hit's successor is found when the hit alone matched the query
+    (`core.supersession.with_successors`). As of `query.as_of` when it is set."""
+    times = [m.event_time_end or m.event_time for m in found]
+    known = [t for t in times if t is not None]
+    # Without a hit the query still runs (and finds nothing): one statement shape per scope
+    # shape, compiled once, whatever the results (tests/integration/engine/test_statement_cache.py).
+    after = min(known) if known else datetime.max.replace(tzinfo=UTC)
+    stmt = (
+        select(*MEMORY_COLUMNS)
+        .where(visible_memories(query, group), memories.c.event_time_end > after)
+        .order_by(memories.c.event_time_end.desc(), memories.c.id)
+        .limit(SUCCESSOR_DEPTH)
+    )
+    async with db.connect() as conn:
+        rows = (await reading_at(conn, query.as_of).execute(stmt)).all()
+    return [memory_from_row(row) for row in rows]

@@ -37,6 +37,7 @@ from mnemo.domain.requests import FieldError
 from mnemo.domain.scope import scoped_properties
 from mnemo.domain.search import MemoryQuery, TopicSelector
 from mnemo.domain.topics import Topic
+from mnemo.store.expiry import live_at
 from mnemo.store.schema import memories
 
 
@@ -143,6 +144,9 @@ def visible_memories(query: MemoryQuery, group: GroupConfig) -> ColumnElement[bo
         # selector's pattern (same topic, and every filtered property equal).
         keyed = func.jsonb_build_object(memories.c.topic, memories.c.properties)
         clauses.append(keyed.op("@>")(any_(_array(patterns, JSONB))))
+    live = live_at(group, sorted(shared | own), query.as_of)
+    if live is not None:  # only groups with expiring topics get this clause
+        clauses.append(live)
     return and_(*clauses)
 
 

@@ -63,6 +63,6 @@ async def test_offline_preference_change_keeps_history(
     ops = second.committed_operations
     assert ops is not None and ops.created == []
     assert live[0].id in {o.memory_id for o in ops.updated}
-    assert [m.content for m in live] == ["User used to prefer dark mode, now prefers light mode."]
+    assert [m.content for m in live] == ["User prefers light mode now."]
     history = await offline_engine.memory_history(project, "default", "kim", live[0].id)
     assert [v.content for v in history] == ["User prefers dark mode."]

@@ -53,3 +53,15 @@ async def test_a_step_floor_overrides_the_setting(
     llm.script("transform_with_context", {"existing": [], "new": [{"index": 0, "action": "keep"}]})
     await add_and_wait(engine, project, {**scope, "input": says(LISBON)})
     assert len(llm.calls_for("transform_with_context")) == 1
+
+
+async def test_a_change_the_text_rules_see_is_reconciled_below_the_floor(
+    engine: Engine, llm: ScriptedLLMServer, project: str
+) -> None:
+    old, new = "User lives in Riga.", "We finally moved to Oslo."
+    assert cosine(old, new) < engine.settings.reconcile_min_similarity  # what the test relies on
+    await add_and_wait(engine, project, {"user_id": "f3", "input": facts(("UserKnowledge", old))})
+    llm.script("extract", echo_extract)
+    llm.script("transform_with_context", {"existing": [], "new": [{"index": 0, "action": "keep"}]})
+    await add_and_wait(engine, project, {"user_id": "f3", "input": says(new)})
+    assert len(llm.calls_for("transform_with_context")) == 1

@@ -82,3 +82,12 @@ def test_unreachable_and_unmeasured() -> None:
     text = render(bare)
     assert "  backlog     not measured (see the server's log)" in text
     assert "  lag" not in text and "    none" in text
+
+
+def test_what_produced_the_runs_is_shown() -> None:
+    produced = [
+        {"name": "mnemo_runs_produced_total", "labels": {"produced_by": "offline"}, "value": 3},
+        {"name": "mnemo_runs_produced_total", "labels": {"produced_by": "gpt-4o"}, "value": 2},
+    ]
+    text = render({**KAFKA, "metrics": [*KAFKA["metrics"], *produced]})
+    assert "  llm         9 calls, 0 errors; runs produced by gpt-4o 2, offline 3" in text

@@ -41,11 +41,16 @@ _MULTI_VALUED = frozenset(
 )
 _STOPWORDS = frozenset("a an the of in on at to for with and or but is are very really".split())
 _TIME_TAIL = re.compile(
-    r"(?:,?\s+(?:now|nowadays|these days|currently|anymore|today|instead))+$", re.IGNORECASE
+    r"(?:,?\s+(?:now|nowadays|these days|currently|anymore|any more|today|instead|again))+$",
+    re.IGNORECASE,
 )
-_TIME_HEAD = re.compile(r"^(?:now|currently|nowadays)\s+", re.IGNORECASE)
+_TIME_HEAD = re.compile(
+    r"^(?:(?:now|currently|nowadays|finally|just|recently|no longer)\s+)+", re.IGNORECASE
+)
 _POSSESSIVE = re.compile(r"^User's\s+(?P<attr>[\w\s-]+?)\s+(?P<cop>is|are)\s+(?P<value>.+)$")
-_PREDICATE = re.compile(r"^User\s+(?P<pred>.+)$")
+# "We" has no claim of its own ("we live" is no third person), but it can move house.
+_PREDICATE = re.compile(r"^(?:User|We)\s+(?P<pred>.+)$")
+_USER_PREDICATE = re.compile(r"^User\s+(?P<pred>.+)$")
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ def parse_claim(content: str) -> Claim | None:
     if possessive:
         attr, cop, value = possessive.group("attr", "cop", "value")
         return Claim(f"'s {attr.lower()} {cop}", value, f"{cop} {value}", attr, marked)
-    match = _PREDICATE.match(text)
+    match = _USER_PREDICATE.match(text)
     if not match:
         return None
     predicate = _TIME_HEAD.sub("", match.group("pred"))
@@ -75,8 +80,11 @@ def parse_claim(content: str) -> Claim | None:
     if len(words) < 2 or base_form(words[0]) is None:
         return None
     key_words = [words[0].lower()]
-    if words[1].lower() in _LINKERS:
-        key_words.append("a" if words[1].lower() == "an" else words[1].lower())
+    if base_form(words[0]) == "be" and words[1].lower().endswith("ing") and len(words) > 2:
+        key_words.append(words[1].lower())  # "is learning", "is training for"
+    nxt = words[len(key_words)].lower()
+    if nxt in _LINKERS and len(words) > len(key_words) + 1:
+        key_words.append("a" if nxt == "an" else nxt)
     value = " ".join(words[len(key_words) :])
     return Claim(" ".join(key_words), value, predicate, None, marked)
 
@@ -92,6 +100,8 @@ def _overlap(a: str, b: str) -> float:
 
 def _conflicts(a: Claim, b: Claim, similarity: float, similar: float) -> bool:
     """Same key already holds; decide whether the values exclude each other."""
+    if b.marked:  # "now", "anymore", "instead": the speaker says it changed
+        return True
     if a.key in _SINGLE_VALUED or (a.attribute and _SINGLE_ATTRIBUTE.search(a.attribute)):
         return True
     verb = a.key.split()[0]
@@ -100,30 +110,34 @@ def _conflicts(a: Claim, b: Claim, similarity: float, similar: float) -> bool:
     return _overlap(a.value, b.value) >= 1 / 3 or similarity >= similar
 
 
-def _base_predicate(predicate: str) -> str:
-    verb, _, rest = predicate.partition(" ")
-    return f"{base_form(verb) or verb} {rest}".strip()
-
-
 def same_attribute_change(old: str, new: str, similarity: float, similar: float) -> str | None:
     """The rewritten old memory when `new` gives the same attribute a new value, else None."""
     a, b = parse_claim(old), parse_claim(new)
     if a is None or b is None or a.key != b.key:
         return None
-    if normalized(a.value) == normalized(b.value):
+    if normalized(a.value) == normalized(b.value) or _restates(a.value, b.value):
         return None
     if not _conflicts(a, b, similarity, similar):
         return None
-    if a.attribute is not None:
-        return f"User's {a.attribute} used to be {a.value}, now {b.predicate}."
-    return f"User used to {_base_predicate(a.predicate)}, now {b.predicate}."
+    return _statement(new)
+
+
+def _restates(old: str, new: str) -> bool:
+    """Every content word of one value is in the other: the same value, told at more or
+    less length ("vegetarian" / "vegetarian, so the food here is hard")."""
+    a, b = _content_words(old), _content_words(new)
+    return bool(a) and bool(b) and (a <= b or b <= a)
+
+
+def _statement(new: str) -> str:
+    """What a superseded memory becomes: the new statement as it was extracted (its earlier
+    wording stays in the memory's history), never a splice of the two."""
+    return " ".join(new.split())
 
 
 @dataclass(frozen=True)
 class _Family:
     patterns: tuple[re.Pattern[str], ...]
-    old_phrase: str  # how an old value reads after "User used to"
-    new_phrase: str | None  # how a new value reads after "now"; None keeps the new predicate
 
 
 def _patterns(*sources: str) -> tuple[re.Pattern[str], ...]:
@@ -140,16 +154,30 @@ FAMILIES = (
             r"became",
             r"has become",
         ),
-        "work as {value}",
-        None,
     ),
     _Family(
-        _patterns(r"lives in", r"is living in", r"is based in", r"(?:has )?(?:moved|relocated) to"),
-        "live in {value}",
-        "lives in {value}",
+        _patterns(
+            r"lives in",
+            r"is living in",
+            r"is based in",
+            r"(?:has )?(?:moved|relocated)(?: back)? to",
+            r"(?:has )?settled in",
+        ),
     ),
-    _Family(_patterns(r"works (?:at|for)", r"is employed (?:at|by)"), "work at {value}", None),
+    _Family(
+        _patterns(
+            r"works (?:at|for)",
+            r"is employed (?:at|by)",
+            r"(?:has )?started (?:working|a new job) (?:at|for)",
+            r"(?:has )?(?:got|landed) a (?:new )?job (?:at|with)",
+        ),
+    ),
+    _Family(_patterns(r"drives", r"(?:has|owns) a car,?", r"(?:has )?(?:bought|got) a new car,?")),
 )
+
+
+# "..., not Tallinn" / "instead of X": what follows names the value it is not.
+_NOT_VALUE = re.compile(r",?\s+(?:not|instead of|rather than)\s+.*$", re.IGNORECASE)
 
 
 def _family_value(family: _Family, content: str) -> tuple[str, str] | None:
@@ -162,7 +190,7 @@ def _family_value(family: _Family, content: str) -> tuple[str, str] | None:
     for pattern in family.patterns:
         found = pattern.match(predicate)
         if found:
-            return predicate, found.group("value")
+            return predicate, _NOT_VALUE.sub("", found.group("value"))
     return None
 
 
@@ -170,27 +198,90 @@ def family_change(old: str, new: str) -> str | None:
     """The rewritten old memory for a job, location or employer change, else None."""
     for family in FAMILIES:
         a, b = _family_value(family, old), _family_value(family, new)
-        if a is None or b is None or normalized(a[1]) == normalized(b[1]):
+        if a is None or b is None or _restates(a[1], b[1]):
             continue
-        then = family.old_phrase.format(value=a[1])
-        now = family.new_phrase.format(value=b[1]) if family.new_phrase else b[0]
-        return f"User used to {then}, now {now}."
+        return _statement(new)
     return None
 
 
+# "sold X and bought Y", "gave up on X", "switched from X to Y", "left X", "no longer has X":
+# the new statement ends what an old one says about X, whatever the attribute.
+_ENDED = re.compile(
+    r"^(?:User|We)\s+(?:(?:finally|just|recently|also|has|have|had)\s+)*"
+    r"(?:sold|gave away|got rid of|gave up(?: on)?|quit|stopped|left|dropped|switched from|"
+    r"moved (?:away )?from|replaced|traded(?: in)?|broke up with|retired from|"
+    r"(?:does|do) not (?:have|own|drive|eat|play|learn|use) \w*\s*(?=.*\b(?:anymore|any more)\b)|"
+    r"no longer (?:has|owns|drives|eats|plays|uses|learns|is|works (?:at|for|as)|lives in))\s+"
+    r"(?:(?:their|the|a|an|User's|our|its)\s+)?(?P<old>.+?)"
+    r"(?:\s+(?:and|for|with|to|in favou?r of|anymore|any more)\b.*|[,;].*)?[.!]?$",
+    re.IGNORECASE,
+)
+
+
+def ended_value(content: str) -> str | None:
+    """X when `content` says the user ended something about X ("sold their Golf and ..."):
+    the content words of X, or None."""
+    found = _ENDED.match(" ".join(content.split()))
+    if not found:
+        return None
+    words = _content_words(found.group("old")) - {"user", "their", "our"}
+    return " ".join(sorted(words)) or None
+
+
+def ended_change(old: str, new: str) -> str | None:
+    """`new` when it ends what `old` states about a thing `old` names, else None."""
+    ended = ended_value(new)
+    if ended is None or ended_value(old) is not None:
+        return None
+    words = set(ended.split())
+    return _statement(new) if words <= _content_words(old) else None
+
+
+_STILL = re.compile(r"\bstill\b", re.IGNORECASE)
+_NOT_NAMES = frozenset({"User", "We", "I", "Still", "The", "My", "Yes", "Yep"})
+
+
+def restatement_of(new: str, old: str) -> bool:
+    """`new` says "still" about what `old` already states: every name in `new` ("Helix is
+    still my editor": Helix) is in `old`, or, without names, most of its words are."""
+    if not _STILL.search(new):
+        return False
+    names = {w for w in re.findall(r"\b[A-Z][\w+#-]*", new) if w not in _NOT_NAMES}
+    old_words = set(re.findall(r"[\w+#-]+", old))
+    if names:
+        # The first word is capitalised whatever it is ("Home is still Oslo"): it may miss.
+        first = new.split()[0].strip(",.!") if new.split() else ""
+        return bool(names & old_words) and names - old_words <= {first}
+    words = _content_words(new) - {"still", "user", "their"}
+    return bool(words) and len(words & _content_words(old)) / len(words) >= 2 / 3
+
+
 def changed_fact(old: str, new: str, similarity: float, similar: float) -> str | None:
-    """The rewritten `old` when `new` updates the same fact, else None (conservative)."""
-    return family_change(old, new) or same_attribute_change(old, new, similarity, similar)
+    """What `old` becomes when `new` updates the same fact (the new statement), else None
+    (conservative)."""
+    return (
+        family_change(old, new)
+        or ended_change(old, new)
+        or same_attribute_change(old, new, similarity, similar)
+    )
 
 
-def change_keys(content: str) -> frozenset[str]:
-    """What a sentence states, as keys: the claim's attribute and the families it belongs to.
+def change_keys(content: str, *, as_old: bool = False) -> frozenset[str]:
+    """What a sentence states, as keys: the claim's attribute, the families it belongs to and
+    (for a statement that ends something) the words of what it ends.
 
-    `changed_fact(old, new, ...)` can only return a rewrite when `old` and `new` share a key,
-    so callers compare a sentence with the few memories sharing one instead of with all.
+    `changed_fact(old, new, ...)` can only return a rewrite when `change_keys(old,
+    as_old=True)` and `change_keys(new)` share a key, so callers compare a sentence with the
+    few memories sharing one instead of with all. An old statement's keys also hold each of
+    its words, for the new statements that end one of them.
     """
     keys = {f"family:{i}" for i, f in enumerate(FAMILIES) if _family_value(f, content)}
     claim = parse_claim(content)
     if claim is not None:
         keys.add(f"claim:{claim.key}")
+    ended = ended_value(content)
+    if as_old:
+        keys.update(f"word:{w}" for w in _content_words(content))
+    elif ended is not None:
+        keys.update(f"word:{w}" for w in ended.split())
     return frozenset(keys)

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from mnemo.embeddings.base import Embedder
+from mnemo.llm.offline.claims import changed_fact, parse_claim
 from mnemo.llm.offline.offload import Offload
 from mnemo.llm.offline.text import sourced_facts, split_sentences
 from mnemo.llm.offline.vectors import Vectors, best_columns, dedupe
@@ -25,6 +26,7 @@ _WANTS_REQUESTS = re.compile(r"\bgoals?\b|\basked\b|\brequests?\b", re.IGNORECAS
 class ExtractTuning:
     dedupe_threshold: float
     bounded_threshold: float
+    similar_threshold: float = 0.78
 
 
 def brief_text(topic: TopicBrief) -> str:
@@ -84,11 +86,27 @@ def _free_memories(
     """Each unique sentence in its most similar topic (ties go to the earlier topic)."""
     if not free:
         return []
+    # Consolidation's rule topic learns from episodes; a user's sentence goes elsewhere.
+    free = [t for t in free if not t.learned] or free
+    # A lasting attribute ("User works as a nurse.") is no episode (something that happened).
+    lasting = [t for t in free if not t.episodic] or free
     unique = dedupe(vectors, sentences, [], tuning.dedupe_threshold)
-    best = best_columns(vectors, unique, [brief_text(t) for t in free])
-    return [
-        ExtractedMemory(topic=free[b].name, content=s) for s, b in zip(unique, best, strict=True)
-    ]
+    out = []
+    for topics, group in ((lasting, [s for s in unique if _is_attribute(s)]),
+                          (free, [s for s in unique if not _is_attribute(s)])):  # fmt: skip
+        if group:
+            best = best_columns(vectors, group, [brief_text(t) for t in topics])
+            out += [
+                ExtractedMemory(topic=topics[b].name, content=s)
+                for s, b in zip(group, best, strict=True)
+            ]
+    order = {s: i for i, s in enumerate(unique)}
+    return sorted(out, key=lambda m: order[m.content])
+
+
+def _is_attribute(sentence: str) -> bool:
+    """A present-tense statement of the user's own attribute (`claims.parse_claim`)."""
+    return parse_claim(sentence) is not None
 
 
 def _bounded_choices(
@@ -118,14 +136,23 @@ def _bounded_choices(
 def _merge_bounded(
     vectors: Vectors, current: list[str], chosen: list[str], tuning: ExtractTuning
 ) -> str | None:
-    """Current sentences plus the new ones, oldest dropped past MAX_BOUNDED_CHARS.
+    """Current sentences plus the new ones, oldest dropped past MAX_BOUNDED_CHARS; a current
+    sentence a new one supersedes is dropped.
 
     None when nothing is new, so an unchanged bounded memory is not rewritten.
     """
     new = dedupe(vectors, chosen, current, tuning.dedupe_threshold)
     if not new:
         return None
-    parts = [*current, *new]
+    # A profile states each attribute once: a sentence a new one supersedes leaves it.
+    kept = [
+        c
+        for c in current
+        if not any(
+            changed_fact(c, n, vectors.similarity(c, n), tuning.similar_threshold) for n in new
+        )
+    ]
+    parts = [*kept, *new]
     while len(" ".join(parts)) > MAX_BOUNDED_CHARS and len(parts) > 1:
         parts.pop(0)
     return " ".join(parts)

@@ -36,9 +36,16 @@ async def gate(ctx: Context, embedder: Embedder, tuning: GateTuning) -> Response
     vectors = await Vectors.of(embedder, texts)
     units = user_texts(ctx.input, "conversation")
     sentences = [s for _, unit in units for s in split_sentences(unit)]
-    return Response(
-        verdicts=[_verdict(vectors, memory, ctx.new, sentences, tuning) for memory in ctx.recalled]
-    )
+    verdicts = []
+    covered: set[int] = set()
+    for memory in ctx.recalled:
+        # A new memory accounts for one recalled memory at most: two rewritten to the same
+        # new content would be a duplicate.
+        verdict = _verdict(vectors, memory, [n for n in ctx.new if n.index not in covered],
+                           sentences, tuning)  # fmt: skip
+        covered.update(verdict.covers)
+        verdicts.append(verdict)
+    return Response(verdicts=verdicts)
 
 
 def _verdict(

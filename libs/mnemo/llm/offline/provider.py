@@ -51,6 +51,7 @@ class OfflineLLM:
     """
 
     label = "offline-heuristics"
+    produced_by = "offline"
 
     def __init__(
         self,
@@ -75,7 +76,9 @@ class OfflineLLM:
 
     async def _answer(self, name: str, context: BaseModel) -> BaseModel:
         if name == extract_prompt.PROMPT.name:
-            tuning = ExtractTuning(self.dedupe_threshold, self.bounded_threshold)
+            tuning = ExtractTuning(
+                self.dedupe_threshold, self.bounded_threshold, self.similar_threshold
+            )
             ctx = _as(extract_prompt.Context, context)
             return await extract(ctx, self.embedder, tuning, self._offload)
         if name == transform_prompt.PROMPT.name:

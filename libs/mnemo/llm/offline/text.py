@@ -17,15 +17,49 @@ from mnemo.llm.offline.verbs import ADVERBS, third_person
 MIN_WORDS = 3
 _CONVERSATION_ROLES = frozenset({"user", "assistant", "system", "tool", "developer"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-# "I work from home and I'm an engineer" holds two facts: split before a new "I"/"my" clause.
+# "I work from home and I'm an engineer" holds two facts: split before a new "I"/"my" clause
+# (after "and", "but", "so", "also", a comma or a semicolon).
 _CLAUSE_SPLIT = re.compile(
-    r"(?:\s*,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|i'm|i've|i'd|i'll|my)\b)", re.IGNORECASE
+    r"(?:(?:\s*,\s*|\s+)(?:and|but|so|also)\s+|\s*[,;]\s*|\s+-+\s+)"
+    r"(?=(?:i|i'm|i've|i'd|i'll|my)\b)",
+    re.IGNORECASE,
+)
+# A reason or consequence that says nothing about the user ("..., so the food here is hard")
+# is context, not a statement of theirs: it is dropped rather than glued to the fact.
+_CONTEXT_TAIL = re.compile(
+    r"\s*[,;]?\s+(?:so|because|since|which|though|although)\s+(?!.*\b(?:i|i'm|my|me)\b).*$",
+    re.IGNORECASE,
+)
+# Discourse markers inside a sentence ("I live in Porto, by the way."): no part of the fact.
+_ASIDE = re.compile(
+    r"(?:\s*,\s*|\s+)(?:by the way|btw|as i said|as i mentioned|as you know|you know|anyway)"
+    r"\b(?=\s*(?:[,.!;]|$))",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me)\b", re.IGNORECASE)
+# A time adverbial in front ("These days I'm learning piano") goes behind the statement, where
+# it reads as it did: "User is learning piano these days."
+_LEADING_TIME = re.compile(
+    r"^(?P<when>these days|nowadays|lately|currently|right now|at the moment)\s*,?\s+(?P<rest>.+?)"
+    r"(?P<end>[.!]*)$",
+    re.IGNORECASE,
+)
+# A headline before the news: "Big news:", "Quick update -", "Fun fact:".
+_HEADLINE = re.compile(
+    r"^(?:[a-z']+\s+){0,2}(?:news|update|fact|announcement)\s*(?:[:!,;]+|\s-+)\s*",
+    re.IGNORECASE,
+)
+# An introduction gives the user's name: "Hi, I'm Maria." / "Call me Maria."
+_INTRODUCTION = re.compile(
+    r"^(?i:(?:hi|hello|hey)(?:\s+there)?\s*[,!.]*\s*(?:i'm|i am)|call me|this is)\s+"
+    r"(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)\s*[.!]*$"
 )
 _TOOL_CALL = re.compile(r"\[tool call [^\]]*\]")
 _INTERJECTION = re.compile(
     r"^(?:(?:great news|good news|bad news|by the way|just so you know|hey there|hi there|"
     r"hello there|hey|hi|hello|actually|btw|fyi|anyway|anyways|also|oh|um|uh|hmm|alright|"
-    r"honestly|basically|yeah|okay|ok|well|so|and|but|please)"
+    r"honestly|basically|yeah|yep|yup|yes|nope|okay|ok|well|so|and|but|please|no wait|wait|"
+    r"oops|sorry|my mistake|my bad|correction|to be clear)"
     r"(?:\s*[,!:;.\-]+\s*|\s+(?=(?:i|i'm|i've|i'd|i'll|my|we|our)\b)))+",
     re.IGNORECASE,
 )
@@ -91,6 +125,7 @@ def strip_preamble(sentence: str) -> str:
     previous = None
     while previous != sentence:
         previous = sentence
+        sentence = _HEADLINE.sub("", sentence).strip()
         sentence = _INTERJECTION.sub("", sentence).strip()
         sentence = _RESTATEMENT.sub("", sentence).strip()
         sentence = _REMEMBER.sub("", sentence).strip()
@@ -123,13 +158,34 @@ def sourced_facts(
     out = []
     for index, text in user_texts(units, input_type):
         for raw in split_sentences(text):
-            for clause in _CLAUSE_SPLIT.split(strip_preamble(raw)):
+            introduced = _INTRODUCTION.match(raw.strip())
+            if introduced:
+                out.append((f"User's name is {introduced.group('name')}.", index))
+                continue
+            for clause in clauses(raw):
                 fact = _fact(clause, keep_requests)
                 if fact and written_on is not None:
                     fact = resolve_relative_dates(fact, written_on[index])
                 if fact:
                     out.append((fact, index))
     return out
+
+
+def clauses(sentence: str) -> list[str]:
+    """The statements of one sentence: preamble and asides dropped, split before each new
+    first-person clause, a trailing reason that is not about the user cut off."""
+    text = _ASIDE.sub("", strip_preamble(sentence))
+    when = _LEADING_TIME.match(text)
+    if when:
+        text = f"{when.group('rest')} {when.group('when').lower()}{when.group('end')}"
+    parts: list[str] = []
+    for piece in _CLAUSE_SPLIT.split(text):
+        # "As a nurse, I work nights": a lead-in without a first person is no statement.
+        if parts and not _FIRST_PERSON.search(parts[-1]):
+            parts[-1] = f"{parts[-1]}, {piece}"
+        elif piece.strip():
+            parts.append(piece)
+    return [_CONTEXT_TAIL.sub("", c) for c in parts]
 
 
 def _fact(clause: str, keep_requests: bool) -> str | None:
@@ -181,7 +237,8 @@ def to_third_person(sentence: str) -> str:
     text = _I_VERB.sub(_i_verb, text)
     text = _LONE_I.sub("User", text)
     text = _MY_START.sub("User's", text)
-    text = _MY.sub("User's", text)
+    # Once the sentence is about "User", a later "my" reads "their" ("sold their car").
+    text = _MY.sub("their" if text.startswith("User") else "User's", text)
     text = _MYSELF.sub("themselves", text)
     text = _ME.sub("the user", text)
     return finish_sentence(text)

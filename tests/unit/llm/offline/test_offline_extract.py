@@ -44,7 +44,7 @@ async def test_sentences_are_routed_to_the_most_similar_topic() -> None:
     answer = await _llm().complete(extract.PROMPT, _context([FOOD, TRAVEL], units))
     assert [(m.topic, m.content) for m in answer.memories] == [
         ("Food", "User loves cooking Italian meals at home."),
-        ("Travel", "User booked flights and a hotel for User's trip."),
+        ("Travel", "User booked flights and a hotel for their trip."),
     ]
 
 
