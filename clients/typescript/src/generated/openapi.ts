@@ -74,8 +74,9 @@ export interface paths {
         };
         /**
          * Readyz
-         * @description Ready when the database (and in distributed mode the broker) answers and a pipeline
-         *     worker of each kind has a fresh heartbeat; reports the oldest running run's age.
+         * @description Ready when the database (and in distributed mode the broker) answers, a pipeline
+         *     worker of each kind has a fresh heartbeat, and the configured LLM and embedding
+         *     endpoints answer (`mnemo serve`'s checks); reports the oldest running run's age.
          */
         get: operations["readyz_readyz_get"];
         put?: never;
@@ -149,6 +150,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/groups/by-name": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Group By Name
+         * @description One group as `GET /v1/groups` shows it, by name (Engram's SDK looks groups up so).
+         */
+        get: operations["group_by_name_v1_groups_by_name_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/groups/{name}": {
         parameters: {
             query?: never;
@@ -158,18 +179,27 @@ export interface paths {
         };
         /**
          * Get Group
-         * @description mnemo extension: a group's full configuration, pipeline included.
+         * @description mnemo extension: a group's full configuration, pipeline included. Its `ETag` goes
+         *     into `If-Match` on a later PUT to refuse the save if someone changed it meanwhile.
          */
         get: operations["get_group_v1_groups__name__get"];
         /**
          * Put Group
          * @description mnemo extension: create or replace a group from `{template}` or `{topics, pipeline}`.
          *
-         *     The document is the JSON equivalent of a group YAML file.
+         *     The document is the JSON equivalent of a group YAML file. With `If-Match` (the ETag of
+         *     a GET, or `*`), the group is replaced only if it is still stored as read: otherwise 412
+         *     and nothing is stored. Without it the last write wins, as Engram clients expect.
          */
         put: operations["put_group_v1_groups__name__put"];
         post?: never;
-        delete?: never;
+        /**
+         * Delete Group
+         * @description mnemo extension: remove a group. Refused (409) while it holds memories, unless
+         *     `?force=true`, which removes them with it. `default` comes back from the template on
+         *     its next use.
+         */
+        delete: operations["delete_group_v1_groups__name__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -723,6 +753,8 @@ export interface components {
              * @default 0
              */
             bus_records?: number;
+            /** Completed At */
+            completed_at?: string | null;
             /**
              * Drafts
              * @default 0
@@ -1036,6 +1068,11 @@ export interface components {
         };
         /** ImportReport */
         ImportReport: {
+            /**
+             * Already Present
+             * @default 0
+             */
+            already_present?: number;
             /**
              * Embeddings
              * @default none
@@ -1356,6 +1393,11 @@ export interface components {
             /** Limit */
             limit?: number | null;
             /**
+             * Min Score
+             * @description mnemo extension: the least vector similarity, (cosine + 1) / 2, a hit must have (vector and hybrid modes). Unlike hybrid scores, which rank a query's candidates against each other, it means the same for every query; in hybrid mode a hit outside the vector list's candidates is dropped. The order of what is kept does not change.
+             */
+            min_score?: number | null;
+            /**
              * Retrieval Type
              * @default hybrid
              * @enum {string}
@@ -1399,6 +1441,11 @@ export interface components {
             group_id: string;
             /** Input Type */
             input_type: string;
+            /**
+             * Produced By
+             * @description mnemo extension: what produced this run's memories, set when it commits: the model's name, or 'offline' for the offline heuristics (no language model). Null before it commits.
+             */
+            produced_by?: string | null;
             /** Reconsolidation */
             reconsolidation?: components["schemas"]["GateDecision"][] | null;
             /** Run Id */
@@ -1417,6 +1464,8 @@ export interface components {
             created_at?: string | null;
             /** Input Type */
             input_type?: string | null;
+            /** Produced By */
+            produced_by?: string | null;
             /** Raw Input */
             raw_input?: {
                 [key: string]: unknown;
@@ -1524,6 +1573,11 @@ export interface components {
             /** Description */
             description: string;
             /**
+             * Expire Unrecalled Days
+             * @description Days without a recall (counted from its last update when it was never recalled) after which a memory expires.
+             */
+            expire_unrecalled_days?: number | null;
+            /**
              * Internal
              * @default false
              */
@@ -1542,6 +1596,11 @@ export interface components {
              *     }
              */
             scoping?: components["schemas"]["Scoping"];
+            /**
+             * Ttl Days
+             * @description Days after its last update a memory expires.
+             */
+            ttl_days?: number | null;
         };
         /** TopicScoping */
         TopicScoping: {
@@ -1848,6 +1907,37 @@ export interface operations {
             };
         };
     };
+    group_by_name_v1_groups_by_name_get: {
+        parameters: {
+            query: {
+                name: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupSummary"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     get_group_v1_groups__name__get: {
         parameters: {
             query?: never;
@@ -1882,7 +1972,9 @@ export interface operations {
     put_group_v1_groups__name__put: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "if-match"?: string | null;
+            };
             path: {
                 name: string;
             };
@@ -1901,6 +1993,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GroupConfig"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_group_v1_groups__name__delete: {
+        parameters: {
+            query?: {
+                /** @description Delete the group's memories with it */
+                force?: boolean;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description Validation Error */
