@@ -172,7 +172,11 @@ async def test_an_export_resumes_after_an_id(
     memories = memories_of(exported)
     rest = [json.loads(x) async for x in export_lines(engine, project, memories[2]["id"], True)]
     assert rest[0]["remaining"] == len(memories) - 3 and rest[0]["after"] == memories[2]["id"]
-    assert memories_of(rest) == memories[3:] and rest[-1] == {"kind": "end", "memories": 4, "skipped": []}
+    assert memories_of(rest) == memories[3:] and rest[-1] == {
+        "kind": "end",
+        "memories": 4,
+        "skipped": [],
+    }
 
 
 async def test_a_consolidated_rule_moves_with_its_sources(
