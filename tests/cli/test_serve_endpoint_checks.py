@@ -56,7 +56,8 @@ def test_an_unreachable_llm_is_named_at_start_and_by_readyz_and_status(
         assert "WARNING: llm check failed" in output and dead_llm in output, output
 
         ready = httpx.get(f"{url}/readyz", timeout=30)
-        assert ready.status_code == 503
+        # Advisory: named in the body, but reads and durable adds still work, so ready.
+        assert ready.status_code == 200, ready.text
         failing = {c["name"]: c for c in ready.json()["checks"] if not c["ok"]}
         assert "llm" in failing and dead_llm in failing["llm"]["detail"]
 

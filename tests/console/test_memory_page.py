@@ -38,7 +38,7 @@ def test_each_version_names_the_run_that_wrote_it_and_its_retained_input(
     # The runs' raw inputs, while the group keeps them.
     assert f"Input of run <code>{first['run_id'][:8]}</code>" in page
     assert "<li>I switched from coffee to green tea</li>" in page
-    assert "not recorded" in rows[2]  # what produced it: the hook until runs record it
+    assert "model scripted" in " ".join(rows[2].split())  # what produced it: the run's label
     assert "Runs no longer on record" not in page
 
 

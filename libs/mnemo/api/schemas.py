@@ -215,9 +215,11 @@ class EngramHealth(BaseModel):
 
 
 class ReadinessCheck(BaseModel):
-    name: str  # database, broker, worker_processes, workers
+    name: str  # database, broker, worker_processes, workers, llm, embedder, ...
     ok: bool
     detail: str
+    # Reported, but a failure does not make the server unready (the LLM and embedder).
+    advisory: bool = False
 
 
 class WorkerHeartbeat(BaseModel):

@@ -61,9 +61,9 @@ class EndpointChecks:
     async def _probe(self, name: str) -> None:
         try:
             async with asyncio.timeout(PROBE_TIMEOUT_SECONDS * 3):
-                check = Check(name, True, await self.probes[name]())
+                check = Check(name, True, await self.probes[name](), advisory=True)
         except EndpointProblem as exc:
-            check = Check(name, False, str(exc))
+            check = Check(name, False, str(exc), advisory=True)
         except Exception as exc:  # an unexpected answer is a failing check, not a crash
-            check = Check(name, False, describe(exc, 300))
+            check = Check(name, False, describe(exc, 300), advisory=True)
         self._results[name] = (check, self.clock())

@@ -31,9 +31,15 @@ WRITE_FAILURE_SECONDS = 30.0
 
 @dataclass(frozen=True)
 class Check:
+    """One readiness check. An `advisory` check (the configured LLM and embedder) is
+    reported when it fails but does not make the process unready: reads, the console and
+    durable adds still work, and every replica shares the same endpoint, so taking them out
+    of a load balancer would turn a misconfigured model into a full outage."""
+
     name: str
     ok: bool
     detail: str
+    advisory: bool = False
 
 
 @dataclass
@@ -44,7 +50,7 @@ class Readiness:
 
     @property
     def ready(self) -> bool:
-        return all(c.ok for c in self.checks)
+        return all(c.ok or c.advisory for c in self.checks)
 
 
 class WriteHealth:

@@ -1,4 +1,4 @@
-"""The README's "Memory over time" worked config, run as written with the offline provider
+"""The docs' "Memory over time" worked config (docs/memory-over-time.md), run as written with the offline provider
 and the real local embedding model: what the README says the offline provider does holds."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from mnemo.domain.memory import Memory, MemoryStatus
 from tests.integration.engine.helpers import add_and_wait, listing, says, search
 
 pytestmark = pytest.mark.integration
-README = Path(__file__).resolve().parents[3] / "README.md"
+README = Path(__file__).resolve().parents[3] / "docs" / "memory-over-time.md"
 DESK = {"group": "workshop", "user_id": "luthier-1", "properties": {"desk_id": "desk-9"}}
 EPISODES = [
     "A tall bridge was fitted; the player reported a harsh response.",
@@ -28,13 +28,14 @@ EPISODES = [
 def readme_section() -> str:
     text = README.read_text()
     start = text.index("\n## Memory over time\n")
-    return text[start : text.index("\n## ", start + 1)]
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else len(text)]
 
 
 def worked_config() -> dict[str, Any]:
     """The section's first JSON block: the group document its curl example PUTs."""
     block = re.search(r"```json\n(.*?)```", readme_section(), re.S)
-    assert block is not None, "no worked config in the README's Memory over time section"
+    assert block is not None, "no worked config in the docs' Memory over time section"
     document: dict[str, Any] = json.loads(block.group(1))
     return document
 

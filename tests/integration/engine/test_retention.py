@@ -178,4 +178,8 @@ async def test_a_template_group_takes_a_retention(harness: Harness, project: str
     assert made.retention.raw_input_days == 30 and made.template == "personalization"
     assert (await harness.engine.group(project, "t")).retention.raw_input_days == 30
     with pytest.raises(InvalidRequest, match="only description and retention"):
+        await harness.engine.put_group(project, "u", {"template": "default", "stray": 1})
+    # With topics it is a full configuration naming its template (the console's editor
+    # sends one so): it must then be whole.
+    with pytest.raises(InvalidRequest, match="pipeline"):
         await harness.engine.put_group(project, "u", {"template": "default", "topics": TOPICS})

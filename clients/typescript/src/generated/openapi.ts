@@ -76,7 +76,8 @@ export interface paths {
          * Readyz
          * @description Ready when the database (and in distributed mode the broker) answers, a pipeline
          *     worker of each kind has a fresh heartbeat, and the configured LLM and embedding
-         *     endpoints answer (`mnemo serve`'s checks); reports the oldest running run's age.
+         *     endpoints answer (`mnemo serve`'s checks, advisory: named, never unready for them);
+         *     reports the oldest running run's age.
          */
         get: operations["readyz_readyz_get"];
         put?: never;
@@ -1330,6 +1331,11 @@ export interface components {
         };
         /** ReadinessCheck */
         ReadinessCheck: {
+            /**
+             * Advisory
+             * @default false
+             */
+            advisory?: boolean;
             /** Detail */
             detail: string;
             /** Name */

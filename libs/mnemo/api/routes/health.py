@@ -36,7 +36,8 @@ async def healthz() -> Health:
 async def readyz(engine: EngineDep, request: Request) -> Readiness | Response:
     """Ready when the database (and in distributed mode the broker) answers, a pipeline
     worker of each kind has a fresh heartbeat, and the configured LLM and embedding
-    endpoints answer (`mnemo serve`'s checks); reports the oldest running run's age."""
+    endpoints answer (`mnemo serve`'s checks, advisory: named, never unready for them);
+    reports the oldest running run's age."""
     report = await checks.readiness(
         engine.db,
         engine.transport,
@@ -48,7 +49,10 @@ async def readyz(engine: EngineDep, request: Request) -> Readiness | Response:
     if endpoints is not None:  # the configured LLM and embedder (mnemo.core.endpoints)
         report.checks += await endpoints.current()
     body = Readiness(
-        checks=[ReadinessCheck(name=c.name, ok=c.ok, detail=c.detail) for c in report.checks],
+        checks=[
+            ReadinessCheck(name=c.name, ok=c.ok, detail=c.detail, advisory=c.advisory)
+            for c in report.checks
+        ],
         workers=[
             WorkerHeartbeat(
                 worker_id=w.worker_id,
@@ -63,7 +67,7 @@ async def readyz(engine: EngineDep, request: Request) -> Readiness | Response:
     )
     if report.ready:
         return body
-    failed = [c for c in report.checks if not c.ok]
+    failed = [c for c in report.checks if not (c.ok or c.advisory)]
     return problem_response(
         503,
         "not ready: " + "; ".join(f"{c.name}: {c.detail}" for c in failed),
