@@ -220,8 +220,12 @@ def check_readiness(
     first_ready = next(i for i, s in enumerate(pg_phase) if s.status == 200)
     assert first_ready > 0, "ready right after Postgres was killed"
     assert "database" in pg_phase[0].failing()
-    # Then, once it answers again, until a worker's heartbeat reaches it.
-    assert all(s.failing() & {"database", "workers"} for s in pg_phase[:first_ready])
+    # Then, once it answers again, until a worker's heartbeat reaches it, or while this
+    # process still reports the adds that failed during the outage (database_writes, for
+    # a bounded window), or a worker the outage took down is being replaced.
+    outage = {"database", "workers", "database_writes", "worker_processes"}
+    unexplained = [s.body for s in pg_phase[:first_ready] if not s.failing() & outage]
+    assert not unexplained, unexplained
     assert pg_phase[-1].status == 200, pg_phase[-1].body
     assert all(s.worker_pids() and s.body["checks"] for s in seen.samples if s.status == 200)
 
