@@ -1,10 +1,11 @@
 // Starts a real `mnemo serve` for the tests: loopback, a free port, a fresh data dir (its
 // embedded Postgres included), the hash embedder and the offline LLM fallback, so nothing
-// leaves the machine. The key is the one serve creates and prints on loopback.
+// leaves the machine. The key is the one serve writes with `--print-key-to` (serve shows a
+// new key only on a terminal, and its stderr here is a pipe).
 //
 // The mnemo command: $MNEMO_BIN, else the repository's .venv/bin/mnemo.
 import { spawn, execFile } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -48,11 +49,15 @@ export async function startMnemo({ env = {}, startSeconds = 120 } = {}) {
   const scratch = mkdtempSync(join(tmpdir(), "mnemo-ts-"));
   chmodSync(scratch, 0o755); // the embedded Postgres runs as another user when we are root
   const dataDir = join(scratch, "data");
+  const keyFile = join(scratch, "key");
   const port = await freePort();
   const childEnv = serverEnv(env);
   const child = spawn(
     mnemoBin(),
-    ["serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir],
+    [
+      "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir,
+      "--print-key-to", keyFile,
+    ],
     { env: childEnv, stdio: ["ignore", "ignore", "pipe"] },
   );
   let log = "";
@@ -61,10 +66,9 @@ export async function startMnemo({ env = {}, startSeconds = 120 } = {}) {
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk) => {
       log += chunk;
-      const found = /export MNEMO_URL=(\S+) MNEMO_API_KEY=(\S+)/.exec(log);
-      if (found && /Application startup complete/.test(log)) {
+      if (/Application startup complete/.test(log) && existsSync(keyFile)) {
         clearTimeout(timer);
-        resolve({ url: found[1], apiKey: found[2] });
+        resolve({ url: `http://127.0.0.1:${port}`, apiKey: readFileSync(keyFile, "utf8").trim() });
       }
     });
     child.once("exit", (code) => {
