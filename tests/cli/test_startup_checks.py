@@ -52,6 +52,16 @@ def test_a_misspelt_variable_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.stdout == ""
 
 
+def test_a_value_out_of_range_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    data_dir = tmp_path / "never"
+    done = _mnemo("serve", "--data-dir", str(data_dir), MNEMO_WORKERS="-1")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "workers" in lines[0] and "'-1'" in lines[0], done.stderr
+    assert not data_dir.exists()
+
+
 def test_keys_create_names_the_variable_too(tmp_path: Path) -> None:
     done = _mnemo("keys", "create", "--data-dir", str(tmp_path / "d"), MNEMO_PROJEKT="x")
     assert done.returncode == 2

@@ -18,7 +18,7 @@ from mnemo.domain.scope import bounded_memory_id, scope_key
 from mnemo.domain.templates import group_from_template
 from mnemo.embeddings.hashing import HashEmbedder, hash_embedding
 from mnemo.engine.embedded import start_engine
-from mnemo.store.database import _MIGRATIONS, _async_url
+from mnemo.store.database import MIGRATIONS, _async_url
 from tests.integration.conftest import engine_settings, scripted_client
 from tests.integration.engine.helpers import add_and_wait, facts
 from tests.support.postgres import EmbeddedPostgres
@@ -34,7 +34,7 @@ OLD_JOSE = "jose\u0301"  # a decomposed id, stored as sent
 
 def _upgrade(url: str, revision: str) -> None:
     cfg = Config()
-    cfg.set_main_option("script_location", str(_MIGRATIONS))
+    cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", _async_url(url))
     cfg.attributes["embedding_dim"] = 384
     command.upgrade(cfg, revision)

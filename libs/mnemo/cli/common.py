@@ -48,12 +48,19 @@ def settings_with(**overrides: Any) -> Settings:
     """Settings from the environment, with the options the user actually gave on top. A
     misspelt `MNEMO_` variable ends the command with one line and exit code 2 (a usage
     error), before anything is created."""
+    from pydantic import ValidationError
+
     from mnemo.settings import Settings, UnknownVariables
 
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except UnknownVariables as exc:
         typer.echo(f"mnemo: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    except ValidationError as exc:  # an option or variable out of range: name it, no traceback
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "settings"
+            typer.echo(f"mnemo: {where}: {error['msg']} (got {error.get('input')!r})", err=True)
         raise typer.Exit(code=2) from None
 
 

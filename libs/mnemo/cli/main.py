@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from mnemo.cli import keys
+from mnemo.cli.backup import backup_command, restore_command
 from mnemo.cli.dlq import dlq_app
 from mnemo.cli.exporter import export_command
 from mnemo.cli.importer import import_command
@@ -41,6 +42,8 @@ app.command("replay")(replay_command)
 app.command("mcp")(mcp_command)
 app.command("status")(status_command)
 app.command("reembed")(reembed_command)
+app.command("backup")(backup_command)
+app.command("restore")(restore_command)
 
 if __name__ == "__main__":
     app()

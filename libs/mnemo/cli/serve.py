@@ -83,6 +83,7 @@ def serve_command(
     from mnemo.cli.serving import GaveUp, serve
     from mnemo.logs import configure_logging
     from mnemo.store.embedder_identity import EmbedderMismatch
+    from mnemo.store.schema_release import DatabaseTooNew
     from mnemo.tracing.setup import TracingUnavailable, configure
 
     configure_logging()
@@ -95,7 +96,7 @@ def serve_command(
         raise typer.Exit(code=1) from exc
     try:
         asyncio.run(serve(settings, sock, print_key_to))
-    except (GaveUp, EmbedderMismatch) as exc:  # said in one line: no traceback helps here
+    except (GaveUp, EmbedderMismatch, DatabaseTooNew) as exc:  # one line: no traceback helps
         typer.echo(f"mnemo serve: {exc}", err=True)
         raise typer.Exit(code=1) from exc
     finally:

@@ -15,16 +15,20 @@ from typing import TYPE_CHECKING, Any
 import psutil
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 
 from mnemo.store.data_dir import guard_pgserver_permissions, prepare_data_dir
 from mnemo.store.embedder_identity import check_embedder
+from mnemo.store.schema_release import check_known, record_release
 
 if TYPE_CHECKING:
     from mnemo.embeddings.base import Embedder
 
 log = logging.getLogger(__name__)
-_MIGRATIONS = Path(__file__).parent / "migrations"
+MIGRATIONS = Path(__file__).parent / "migrations"
 EMBEDDED_MAX_CONNECTIONS = 400
 HANDLES_FILE = ".handle_pids.json"  # pgserver's list of processes using a data folder
 # The package also ships Postgres 18 (its default); 16 is what pgserver 0.1.4 (mnemo up to
@@ -159,12 +163,24 @@ def _max_connections(server: Any) -> int:
 
 
 def migrate(url: str, embedding_dim: int, revision: str = "head") -> None:
-    """Bring the schema to `revision` (head by default). Safe to call on every start."""
+    """Bring the schema to `revision` (head by default). Safe to call on every start. A
+    database that a newer mnemo migrated is refused before anything is written
+    (`schema_release.DatabaseTooNew`, naming the release it needs)."""
     cfg = Config()
-    cfg.set_main_option("script_location", str(_MIGRATIONS))
+    cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", _async_url(url))
     cfg.attributes["embedding_dim"] = embedding_dim
-    command.upgrade(cfg, revision)
+    scripts = ScriptDirectory.from_config(cfg)
+    engine = create_engine(_async_url(url), poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            check_known(conn, scripts)
+        command.upgrade(cfg, revision)
+        if revision == "head":
+            with engine.begin() as conn:
+                record_release(conn, str(scripts.get_current_head()))
+    finally:
+        engine.dispose()
 
 
 async def connect(
