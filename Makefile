@@ -17,7 +17,7 @@ export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
 export UV_PYTHON_DOWNLOADS := never
 
 .PHONY: help install run test test-unit test-integration test-kafka lint format kafka-up kafka-down \
-        run-distributed bench bench-distributed docs clean lock check-lock
+        run-distributed bench bench-distributed soak docs clean lock check-lock
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -77,6 +77,9 @@ bench: install ## Run the benchmarks and print one table of figures
 
 bench-distributed: install ## Only the bench's distributed section (Kafka, 1/2/4 replicas, beside embedded)
 	$(PY) -m bench.run --only 6
+
+soak: install ## The soak: 30 minutes of steady load per mode, watched over time (bench/results/soak-*)
+	$(PY) -m bench.soak
 
 docs: install ## Build the docs site into ./site in strict mode (references generated from the code)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet

@@ -9,7 +9,8 @@ pipeline under load; 6 the distributed mode (Kafka, 1/2/4 replicas) beside the e
 add, recall tracking's cost), printed as its own table; 8 retrieval quality (R_any@k) on the
 BEAM-128K and LoCoMo dev sets; 9 install size (mnemo's dependency closure in the venv); 10 CLI
 speed (`mnemo --help`, `mnemo search --help`, stdio `mnemo mcp` until it answers); 11 an
-authenticated search's latency idle and beside 1,000 slow or keyless clients. Work files
+authenticated search's latency idle and beside 1,000 slow or keyless clients; 12 a soak, 30
+minutes of steady load per mode (`bench.soak`; only when asked: `--only 12`, `make soak`). Work files
 (server logs, data folders, the profile) go to
 bench/results/ (gitignored); the tables are also written there as table.txt and dynamics.txt.
 """
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     table = Table()
     table.add("machine", "host", machine())
     started = time.monotonic()
-    for number in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"):
+    for number in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"):
         if number not in sections:
             continue
         began = time.monotonic()
@@ -85,6 +86,11 @@ def run_section(number: str, table: Table, work: Path, args: argparse.Namespace)
         from bench import search
 
         search.run(table, work, args.quick)
+        return
+    if number == "12":
+        from bench import soak
+
+        soak.run(table, work, args.quick)
         return
     if number == "10":
         from bench import cli_speed
