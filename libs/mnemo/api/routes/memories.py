@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import AfterValidator
 
 from mnemo.api.deps import EngineDep, ProjectDep
+from mnemo.api.engram_releases import wrapped, wraps_search_results
 from mnemo.api.schemas import (
     AddBody,
     AddResponse,
@@ -67,11 +69,14 @@ async def add_memories(
 
 @router.post("/search", response_model=MemoryPage, response_model_exclude_none=True)
 async def search_memories(
-    body: SearchRequest, engine: EngineDep, project: ProjectDep
-) -> MemoryPage:
+    body: SearchRequest, engine: EngineDep, project: ProjectDep, request: Request
+) -> MemoryPage | JSONResponse:
     """Vector, BM25, hybrid or fetch retrieval over the selected topics, with scores."""
     found = await engine.search(project, body)
-    return MemoryPage.model_validate({"memories": found, "total": len(found)}, from_attributes=True)
+    page = MemoryPage.model_validate({"memories": found, "total": len(found)}, from_attributes=True)
+    if wraps_search_results(request.headers.get("user-agent")):
+        return JSONResponse(wrapped(page.model_dump(mode="json", exclude_none=True)))
+    return page
 
 
 @router.post("/list", response_model=MemoryPage, response_model_exclude_none=True)
