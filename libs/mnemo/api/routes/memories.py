@@ -100,7 +100,8 @@ async def get_memory(
     user_id: UserQuery = None,
     group: GroupQuery = None,
 ) -> MemoryOut:
-    """One memory. Memories of other users, groups or projects are reported as 404."""
+    """One memory. Memories of other users, groups or projects are reported as 404, as
+    missing ones are; a `user_id` the project has never seen is Engram's 422."""
     memory = await engine.get_memory(project, group or "default", user_id, memory_id)
     return MemoryOut.model_validate(memory, from_attributes=True)
 
@@ -117,7 +118,8 @@ async def delete_memory(
         Query(description="mnemo extension: hard-erase the memory and its history (GDPR)"),
     ] = False,
 ) -> Response:
-    """Delete a memory (kept in history); with `?erase=true` remove every trace of it."""
+    """Delete a memory (kept in history); with `?erase=true` remove every trace of it.
+    404 and 422 as for reading it."""
     remove = engine.erase_memory if erase else engine.delete_memory
     await remove(project, group or "default", user_id, memory_id)
     return Response(status_code=204)
