@@ -1,8 +1,8 @@
 """The oldest `weaviate-engram` releases on PyPI against a live mnemo, as a user who pinned
 one would run them: 0.1.0 (the oldest: a `content: {type, ...}` envelope, top-level
 `conversation_id`, `topic` as a query parameter on get and delete) and 0.5.0 (the oldest
-with `input`, still with top-level `conversation_id`). Each release is installed into a
-virtualenv of its own; without PyPI the test is skipped, saying so."""
+with `input`, still with top-level `conversation_id`); both search. Each release is
+installed into a virtualenv of its own; without PyPI the test is skipped, saying so."""
 
 from __future__ import annotations
 
@@ -76,12 +76,10 @@ def test_an_old_sdk_adds_gets_and_deletes(
     run = http.get(f"/v1/runs/{added['run_id']}", params={"wait": 30}).json()
     assert run["status"] == "completed", run
     [created] = run["committed_operations"]["created"]
-    if not old_sdk.parent.parent.name.startswith("engram-0.1.0"):
-        # 0.1.0 reads search results wrapped as {"Body": memory}: mnemo answers Engram's
-        # current shape, so that one release cannot read search results (add, get and
-        # delete work).
-        found = _run(old_sdk, SEARCH, tenant.url, tenant.key)
-        assert any("bees" in c for c in found["contents"]), found
+    # 0.1.0 reads search results wrapped as {"Body": memory}; mnemo knows it by its
+    # User-Agent (mnemo.api.engram_releases) and answers it so.
+    found = _run(old_sdk, SEARCH, tenant.url, tenant.key)
+    assert any("bees" in c for c in found["contents"]), found
     got = _run(old_sdk, GET_DELETE, tenant.url, tenant.key, created["memory_id"])
     assert "bees" in got["content"]
     assert got["topic_sent"] == (old_sdk.parent.parent.name.startswith("engram-0.1.0"))

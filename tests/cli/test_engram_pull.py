@@ -42,15 +42,19 @@ GROUPS = {
     "default": [
         topic("UserKnowledge"),
         topic("SessionHistory", properties=("conversation_id",)),
+        topic("ConversationSummary", properties=("conversation_id",), bounded=True),
     ],
-    "plugins": [topic("Processes", user_scoped=False, properties=("repo_name",))],
-}
+    "plugins": [topic("Processes", user_scoped=False, properties=("repo_name",)),
+                topic("RepoProfile", user_scoped=False, properties=("repo_name",),
+                      bounded=True)],
+}  # fmt: skip
 
 
 def fill(standin: EngramStandin, rng: random.Random) -> None:
     """u1: 320 notes and 260 session memories in 26 conversations; u2: 40 notes; the
     plugins' Processes: 230 over three repositories (one of 150); u3 is in no users file
-    but a Process carries its id, and it has 7 notes."""
+    but a Process carries its id, and it has 7 notes. Bounded: u1's 26 ConversationSummary
+    memories (one per conversation) and the three repositories' RepoProfile."""
     start = datetime(2026, 3, 1, tzinfo=UTC)
     clock = iter(start + timedelta(minutes=7 * i) for i in range(10_000))
 
@@ -72,6 +76,12 @@ def fill(standin: EngramStandin, rng: random.Random) -> None:
             user_id="u3" if i == 5 else None)  # fmt: skip
     for i in range(7):
         add("UserKnowledge", f"note {i}", user_id="u3")
+    # Bounded topics: one memory per scope, which keeps Engram's id here too.
+    for i in range(26):
+        add("ConversationSummary", f"summary {i}", user_id="u1",
+            properties={"conversation_id": f"c{i}"})  # fmt: skip
+    for repo in ("mnemo", "docs", "infra"):
+        add("RepoProfile", f"profile of {repo}", group="plugins", properties={"repo_name": repo})
 
 
 @pytest.fixture
@@ -136,7 +146,9 @@ def test_pull_reads_every_memory_past_the_cap_and_a_second_run_adds_nothing(
 
     held = _exported(target, key)
     assert len(held) == len(standin.memories)
-    for memory in standin.memories:
+    bounded = [m for m in standin.memories if m.topic in ("ConversationSummary", "RepoProfile")]
+    assert len(bounded) == 26 + 3 and summary["rekeyed_bounded"] == 0
+    for memory in standin.memories:  # ids (bounded too), content, scope and times intact
         mine = held[memory.id]
         assert (mine["content"], mine["topic"], mine["group"], mine["properties"]) == (
             memory.content, memory.topic, memory.group, memory.properties)  # fmt: skip
@@ -147,8 +159,8 @@ def test_pull_reads_every_memory_past_the_cap_and_a_second_run_adds_nothing(
     config = httpx.get(f"{target.url}/v1/groups/default",
                        headers={"Authorization": f"Bearer {key}"}).json()  # fmt: skip
     names = [t["name"] for t in config["topics"]]
-    assert {"UserProfile", "UserKnowledge", "SessionHistory"} <= set(names)
-    assert summary["groups_changed"]["default"] == ["SessionHistory"]
+    assert {"UserProfile", "UserKnowledge", "SessionHistory", "ConversationSummary"} <= set(names)
+    assert summary["groups_changed"]["default"] == ["SessionHistory", "ConversationSummary"]
 
     again = _cli(*args)
     assert again.exit_code == 0, again.output
@@ -231,7 +243,8 @@ def test_a_dry_run_counts_without_writing_and_429s_are_waited_out(
     assert done.exit_code == 0, done.output
     summary = json.loads(report.read_text("utf-8"))
     assert summary["dry_run"] and summary["read"] == len(standin.memories)
-    assert summary["groups_changed"] == {"default": ["SessionHistory"], "plugins": ["Processes"]}
+    assert summary["groups_changed"] == {"default": ["SessionHistory", "ConversationSummary"],
+                                         "plugins": ["Processes", "RepoProfile"]}  # fmt: skip
     assert standin.fail_next == []  # every refusal was answered, then retried
     assert "would write" in done.stderr
     # A bar per scope, closed with its verdict.

@@ -187,8 +187,8 @@ def test_pull_from_a_mnemo_standing_in_for_engram_reads_past_the_cap(
             assert [getattr(here, f) for f in fields] == [getattr(seen_memory, f) for f in fields]
         [profile] = mnemo.memories.list(topics=["UserProfile"], user_id="u1")
         assert profile.content == "u1 is a pilot."
-        assert profile.id == bounded_memory_id(moved, "default", "UserProfile", {"user_id": "u1"})
-        assert profile.id != seen["profile"][0].id  # rekeyed for this project
+        assert profile.id == seen["profile"][0].id  # a bounded memory keeps Engram's id
+        assert profile.id != bounded_memory_id(moved, "default", "UserProfile", {"user_id": "u1"})
         [account] = mnemo.memories.list(group="crm")
         assert account.content == "Acme renews in May."
         # A later write of the bounded topic updates the imported profile in place.
@@ -200,6 +200,7 @@ def test_pull_from_a_mnemo_standing_in_for_engram_reads_past_the_cap(
             profile.content == "u1 flies gliders."
             and len(mnemo.memories.history(profile.id, user_id="u1")) == 1
         )
+        assert profile.id == seen["profile"][0].id  # updated in place, under Engram's id
     again = _cli(*args)  # re-running brings nothing twice
     assert again.exit_code == 0
     with MnemoClient(base_url=target.url, api_key=target_key) as mnemo:

@@ -107,6 +107,12 @@ async def test_a_key_reaches_only_its_project(
         assert found["memories"] == []
         listed = await call(stranger, "list_memories", user_id=tenant.user)
         assert listed["total"] == 0
+        # The other project has never seen the user: Engram's 422 names that, and nothing
+        # about this project. Once it knows a user of that name, the memory is a 404.
+        unknown = await refusal(stranger, "get_memory", memory_id=memory_id, user_id=tenant.user)
+        assert (unknown["status"], locations(unknown)) == (422, ["arguments.user_id"])
+        await call(stranger, "add_memory", text="I like tea", user_id=tenant.user,
+                   wait_seconds=WAIT)  # fmt: skip
         for tool, args in (
             ("get_memory", {"memory_id": memory_id, "user_id": tenant.user}),
             ("memory_history", {"memory_id": memory_id, "user_id": tenant.user}),
@@ -128,9 +134,17 @@ async def test_users_are_isolated(tenant: Tenant, connect: Connect) -> None:
         memory_id = run["committed_operations"]["created"][0]["memory_id"]
         found = await call(client, "search_memories", query="hazelnuts", user_id="someone-else")
         assert found["memories"] == []
+        # A user the project has never seen: Engram's 422 on get and delete.
+        for tool in ("get_memory", "delete_memory"):
+            unknown = await refusal(client, tool, memory_id=memory_id, user_id="someone-else")
+            assert (unknown["status"], locations(unknown)) == (422, ["arguments.user_id"])
+        # Another user the project knows: 404, as for a missing memory (nothing leaks).
+        await call(client, "add_memory", text="I like tea", user_id="someone-else",
+                   wait_seconds=WAIT)  # fmt: skip
         for user in ("someone-else", None):
             args = {"memory_id": memory_id} | ({"user_id": user} if user else {})
             assert (await refusal(client, "get_memory", **args))["status"] == 404
+            assert (await refusal(client, "delete_memory", **args))["status"] == 404
         mine = await call(client, "search_memories", query="hazelnuts", user_id=tenant.user.upper())
         assert [m["id"] for m in mine["memories"]] == [memory_id]
 

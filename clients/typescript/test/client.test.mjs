@@ -70,9 +70,21 @@ describe("memories", () => {
     const owner = newUser();
     const run = await remember(owner, "My locker code is 4711");
     const memoryId = run.committed_operations.created[0].memory_id;
-    await assert.rejects(mnemo.memories.get(memoryId, { user_id: newUser() }), MnemoNotFoundError);
-    const other = await mnemo.memories.search({ user_id: newUser(), query: "locker code" });
-    assert.deepEqual(other.memories, []);
+    // Another user of the project: 404, as for a missing memory, so nothing leaks.
+    const other = newUser();
+    await remember(other, "I like tea");
+    await assert.rejects(mnemo.memories.get(memoryId, { user_id: other }), MnemoNotFoundError);
+    await assert.rejects(mnemo.memories.delete(memoryId, { user_id: other }), MnemoNotFoundError);
+    // A user the project has never seen: Engram's 422, naming user_id.
+    await assert.rejects(mnemo.memories.get(memoryId, { user_id: newUser() }), (error) => {
+      assert.ok(error instanceof MnemoValidationError);
+      assert.equal(error.status, 422);
+      assert.equal(error.problem.errors[0].location, "query.user_id");
+      return true;
+    });
+    const found = await mnemo.memories.search({ user_id: other, query: "locker code" });
+    assert.ok(!found.memories.some((m) => m.id === memoryId));
+    assert.equal((await mnemo.memories.get(memoryId, { user_id: owner })).id, memoryId);
   });
 
   it("takes chat messages, and stores an add once however often it is sent with one key", async () => {

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 
-from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mnemo.api.problems import problem_response
+from mnemo.api.body_guard import BodyRefused, serve_guarded
 
 
-class BodyTimedOut(HTTPException):
-    """Raised from `receive`; an HTTPException, so a route's handler answers it the same."""
+class BodyTimedOut(BodyRefused):
+    """Raised from `receive` when the body is late; the connection is closed after."""
 
     def __init__(self, seconds: float) -> None:
         super().__init__(408, _detail(seconds), headers={"Connection": "close"})
@@ -51,7 +50,6 @@ class BodyReadTimeout:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.seconds
         complete = False
-        started = False
 
         async def timed_receive() -> Message:
             nonlocal complete
@@ -64,15 +62,4 @@ class BodyReadTimeout:
             complete = message["type"] != "http.request" or not message.get("more_body", False)
             return message
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, timed_receive, tracking_send)
-        except BodyTimedOut:
-            if started:
-                raise
-            refusal = problem_response(408, _detail(self.seconds), headers={"Connection": "close"})
-            await refusal(scope, receive, send)
+        await serve_guarded(self.app, scope, receive, send, timed_receive)

@@ -5,14 +5,13 @@ Checks the declared Content-Length first, then counts streamed (e.g. chunked) by
 
 from __future__ import annotations
 
-from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mnemo.api.problems import problem_response
+from mnemo.api.body_guard import BodyRefused, serve_guarded
 
 
-class BodyTooLarge(HTTPException):
-    """Raised from `receive` mid-stream; an HTTPException so FastAPI re-raises it untouched."""
+class BodyTooLarge(BodyRefused):
+    """Raised from `receive` mid-stream, or for a declared length over the limit."""
 
     def __init__(self, limit: int) -> None:
         super().__init__(413, f"the request body exceeds the limit of {limit} bytes")
@@ -30,10 +29,9 @@ class BodySizeLimit:
             await self.app(scope, receive, send)
             return
         if self._declared_length(scope) > self.max_body_bytes:
-            await self._refuse(scope, receive, send)
+            await BodyTooLarge(self.max_body_bytes).answer(scope, receive, send)
             return
         received = 0
-        started = False
 
         async def counting_receive() -> Message:
             nonlocal received
@@ -44,17 +42,7 @@ class BodySizeLimit:
                     raise BodyTooLarge(self.max_body_bytes)
             return message
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counting_receive, tracking_send)
-        except BodyTooLarge:
-            if started:
-                raise
-            await self._refuse(scope, receive, send)
+        await serve_guarded(self.app, scope, receive, send, counting_receive)
 
     @staticmethod
     def _declared_length(scope: Scope) -> int:
@@ -65,9 +53,3 @@ class BodySizeLimit:
                 except ValueError:
                     return 0
         return 0
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = problem_response(
-            413, f"the request body exceeds the limit of {self.max_body_bytes} bytes"
-        )
-        await response(scope, receive, send)

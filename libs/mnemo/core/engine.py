@@ -67,6 +67,7 @@ from mnemo.store import provenance as provenance_store
 from mnemo.store import search as search_store
 from mnemo.store.corpus_stats import CorpusStatsCache
 from mnemo.store.database import Database
+from mnemo.store.tenancy import user_known
 from mnemo.tracing import spans
 from mnemo.tracing.memory import memory_span
 
@@ -341,10 +342,11 @@ class Engine:
             "search_memory", project, group, record_id=memory_id, attributes=retrieval
         ):
             g = await self.groups.get(project, group)
+            user = _user(user_id)
             async with self.db.connect() as conn:
-                memory = await memory_store.get(conn, project, g, _user(user_id), memory_id)
+                memory = await memory_store.get(conn, project, g, user, memory_id)
             if memory is None:
-                raise NotFound(f"memory '{memory_id}' not found")
+                raise await self._absent(project, user, memory_id)
         return memory
 
     async def delete_memory(
@@ -352,11 +354,13 @@ class Engine:
     ) -> None:
         with memory_span("delete_memory", project, group, record_id=memory_id):
             g = await self.groups.get(project, group)
+            user = _user(user_id)
             async with self.db.begin() as conn:
-                if not await memory_store.archive(
-                    conn, project, g, _user(user_id), memory_id, self.deps.clock.now()
-                ):
-                    raise NotFound(f"memory '{memory_id}' not found")
+                archived = await memory_store.archive(
+                    conn, project, g, user, memory_id, self.deps.clock.now()
+                )
+            if not archived:
+                raise await self._absent(project, user, memory_id)
 
     async def erase_memory(
         self, project: str, group: str, user_id: str | None, memory_id: str
@@ -366,11 +370,13 @@ class Engine:
         erase = {"mnemo.memory.erase": True}
         with memory_span("delete_memory", project, group, record_id=memory_id, attributes=erase):
             g = await self.groups.get(project, group)
+            user = _user(user_id)
             async with self.db.begin() as conn:
-                if not await erasure_store.erase_memory(
-                    conn, project, g, _user(user_id), memory_id, self.deps.clock.now()
-                ):
-                    raise NotFound(f"memory '{memory_id}' not found")
+                erased = await erasure_store.erase_memory(
+                    conn, project, g, user, memory_id, self.deps.clock.now()
+                )
+            if not erased:
+                raise await self._absent(project, user, memory_id)
 
     async def erase_user(self, project: str, user_id: str) -> ErasureReport:
         """Erase everything of the user in the project and leave a tombstone, so queued,
@@ -406,11 +412,27 @@ class Engine:
     ) -> T:
         """What `read` finds about one memory the caller may address; NotFound otherwise."""
         g = await self.groups.get(project, group)
+        user = _user(user_id)
         async with self.db.connect() as conn:
-            found = await read(conn, project, g, _user(user_id), memory_id)
-        if found is None:
+            found = await read(conn, project, g, user, memory_id)
+        if found is None:  # mnemo's extensions: 404 whoever is named (no 422 as on get)
             raise NotFound(f"memory '{memory_id}' not found")
         return found
+
+    async def _absent(self, project: str, user: str | None, memory_id: str) -> Exception:
+        """Why a memory addressed by id was not found, as Engram answers it: 422 when the
+        request names a user the project has never seen (Engram: "an unknown user_id on a
+        get or delete"), 404 otherwise: the memory is missing, or belongs to another user,
+        group or project (never says which, so no memory's existence leaks)."""
+        if user is not None:
+            async with self.db.connect() as conn:
+                known = await user_known(conn, project, user)
+            if not known:
+                message = f"user '{user}' is unknown in this project"
+                return InvalidRequest(
+                    message, [FieldError(location="query.user_id", message=message)], 422
+                )
+        return NotFound(f"memory '{memory_id}' not found")
 
     async def memory_sources(
         self, project: str, group: str, user_id: str | None, memory_id: str

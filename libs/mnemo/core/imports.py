@@ -3,9 +3,9 @@
 Nothing is extracted again and no pipeline runs: a memory keeps its id, times, versions,
 status and writers. Its vectors are kept when they come from the model this server embeds
 with (same label and size), and computed here otherwise. Two rules bend "as they are":
-- a bounded topic's memory is stored under the id this project derives for its scope (the
-  same id when it comes from this project's own export), so later writes keep updating it
-  in place;
+- a bounded topic's memory keeps its id unless its scope already holds a memory here (then
+  it takes that memory's id); later writes find it by its scope and update it in place
+  (`store.bounded`);
 - memories of a user erased in this project are not written (an erase is never undone).
 """
 
@@ -31,7 +31,7 @@ from mnemo.domain.transfer import (
     Rekeyed,
     decode_vector,
 )
-from mnemo.store import tombstones
+from mnemo.store import bounded, tombstones
 from mnemo.store import transfer as transfer_store
 
 EMBED_CHUNK = 256
@@ -102,10 +102,11 @@ async def _prepare(
     engine: Engine, project: str, memories: Sequence[ExportedMemory], report: ImportReport
 ) -> list[_Prepared]:
     """Rows for the memories in this project: the group must exist; user ids in their
-    compared form; bounded memories under their scope's id (newest wins within a batch)."""
+    compared form; one memory per bounded scope (newest wins within a batch)."""
     groups: dict[str, GroupConfig] = {}
     errors: list[FieldError] = []
     by_id: dict[str, _Prepared] = {}
+    scopes: dict[str, str] = {}  # a bounded scope's derived id -> the id it has here
     for index, memory in enumerate(memories):
         if memory.group not in groups:
             try:
@@ -117,9 +118,7 @@ async def _prepare(
         row = _row(memory, normalize_user_id(memory.user_id))
         group = groups[memory.group]
         if group.has_topic(memory.topic) and group.topic(memory.topic).is_bounded:
-            topic = group.topic(memory.topic)
-            scope = topic_scope(topic, row["user_id"], row["properties"])
-            row["id"] = bounded_memory_id(project, group.name, topic.name, scope)
+            row["id"] = await _bounded_id(engine, project, group, row, scopes)
             if row["id"] != memory.id:
                 report.rekeyed.append(Rekeyed(old_id=memory.id, new_id=row["id"]))
         earlier = by_id.get(row["id"])
@@ -150,6 +149,23 @@ def _sources(memory: ExportedMemory, moved: dict[str, str]) -> list[ExportedSour
 
 def _updated(prepared: _Prepared) -> Any:
     return prepared.source.updated_at
+
+
+async def _bounded_id(
+    engine: Engine, project: str, group: GroupConfig, row: dict[str, Any], scopes: dict[str, str]
+) -> str:
+    """The id a bounded memory is stored under: the id of the memory its scope already
+    holds here, else its own (Engram's, or another project's), so a pull keeps ids."""
+    topic = group.topic(row["topic"])
+    scope = topic_scope(topic, row["user_id"], row["properties"])
+    derived = bounded_memory_id(project, group.name, topic.name, scope)
+    if derived not in scopes:
+        async with engine.db.connect() as conn:
+            here = await bounded.existing_id(
+                conn, project, group.name, topic, row["user_id"], row["properties"]
+            )
+        scopes[derived] = here or str(row["id"])
+    return scopes[derived]
 
 
 def _row(memory: ExportedMemory, user_id: str | None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ texts, which every framework hands to the model as the tool result.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -72,3 +73,22 @@ class MemoryTools:
         if not found:
             return NOTHING_FOUND
         return "\n".join(f"- {memory.content}" for memory in found)
+
+
+ToolFunction = Callable[[str], Awaitable[str]]
+
+
+def documented_functions(core: MemoryTools) -> tuple[ToolFunction, ToolFunction]:
+    """`remember(fact)` and `recall(query)` as plain async functions whose names, argument
+    names and Google-style docstrings carry the tool descriptions, for frameworks that read
+    a tool's schema from the function itself (OpenAI Agents SDK, Pydantic AI)."""
+
+    async def remember(fact: str) -> str:
+        return await core.remember(fact)
+
+    async def recall(query: str) -> str:
+        return await core.recall(query)
+
+    remember.__doc__ = f"{REMEMBER_DESCRIPTION}\n\nArgs:\n    fact: {FACT_DESCRIPTION}"
+    recall.__doc__ = f"{RECALL_DESCRIPTION}\n\nArgs:\n    query: {QUERY_DESCRIPTION}"
+    return remember, recall

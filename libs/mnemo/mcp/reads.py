@@ -89,7 +89,8 @@ async def list_memories(
 async def get_memory(
     memory_id: MemoryId, user_id: UserId = None, group: Group = "default"
 ) -> MemoryOut:
-    """One memory by id. Another user's memory (or one that does not exist) is not found."""
+    """One memory by id. Another user's memory (or one that does not exist) is not found
+    (404); a user_id this project has never seen is refused (422)."""
     memory = await current_client().memories.get(memory_id, user_id=user_id, group=group)
     return MemoryOut.model_validate(memory, from_attributes=True)
 

@@ -1,4 +1,5 @@
-"""The mnemo MCP server: tools and resources on the SDK's `MCPServer`, errors as problems."""
+"""The mnemo MCP server: tools, resources and prompts on the SDK's `MCPServer`, errors as
+problems."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from pydantic import ValidationError
 
 from mnemo.mcp.binding import ClientResolver, bind_client
 from mnemo.mcp.problems import error_result, invalid_arguments, problem_for
+from mnemo.mcp.prompts import register_prompts
 from mnemo.mcp.resources import register_resources
 from mnemo.mcp.tools import register_tools
 
 INSTRUCTIONS = """\
 mnemo is a long-term memory service. Memories live in groups; each group has topics (what
 to remember) and a pipeline that extracts, reconciles and commits memories.
-- Read mnemo://groups or call list_groups to see the groups and what each topic holds.
+- Read mnemo://groups or call list_groups to see the groups and what each topic holds;
+  mnemo://groups/{group}/memories?user_id=... holds a scope's newest memories.
 - add_memory is asynchronous: it returns a run at once; pass wait_seconds to wait for it
   (or call run_status) before searching for what it stored.
 - Pass the same user_id to add and search a user's memories: user-scoped topics are
@@ -68,6 +71,7 @@ def build_server(resolve_client: ClientResolver) -> MnemoMCPServer:
     root.handlers[:], root.level = handlers, level
     register_tools(server)
     register_resources(server)
+    register_prompts(server)
     return server
 
 

@@ -10,10 +10,10 @@ from mnemo.domain.group import GroupConfig
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Candidate
 from mnemo.domain.pipeline import ExtractStep
-from mnemo.domain.scope import bounded_memory_id, topic_scope
 from mnemo.domain.topics import Topic
 from mnemo.prompts import extract as extract_prompt
 from mnemo.steps.base import Batch, Deps
+from mnemo.store import bounded
 from mnemo.store import memories as memory_store
 
 log = logging.getLogger(__name__)
@@ -134,9 +134,9 @@ async def _current_bounded(
     deps: Deps, group: GroupConfig, batch: Batch, topic_name: str
 ) -> str | None:
     topic = group.topic(topic_name)
-    memory_id = bounded_memory_id(
-        batch.project, group.name, topic.name, topic_scope(topic, batch.user_id, batch.properties)
-    )
     async with deps.db.connect() as conn:
+        memory_id = await bounded.bounded_id(
+            conn, batch.project, group.name, topic, batch.user_id, batch.properties
+        )
         memory = await memory_store.get(conn, batch.project, group, batch.user_id, memory_id)
     return memory.content if memory else None

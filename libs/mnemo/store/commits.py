@@ -20,8 +20,8 @@ from mnemo.domain.consolidation import EpisodeScope
 from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, MemoryStatus
-from mnemo.domain.scope import bounded_memory_id, scoped_properties, topic_scope
-from mnemo.store import consolidation, reconsolidations
+from mnemo.domain.scope import scoped_properties, topic_scope
+from mnemo.store import bounded, consolidation, reconsolidations
 from mnemo.store.schema import applied_batches, drafts, memories, memory_versions
 
 
@@ -133,7 +133,9 @@ async def _apply_one(
     scope = topic_scope(topic, c.user_id, c.properties)
     memory_id = c.memory_id
     if topic.is_bounded and c.op == "create":
-        memory_id = bounded_memory_id(project, group.name, topic.name, scope)
+        memory_id = await bounded.bounded_id(
+            conn, project, group.name, topic, c.user_id, c.properties
+        )
     current = None
     if memory_id is not None:
         current = (

@@ -25,11 +25,14 @@ from sqlalchemy import (
     and_,
     any_,
     bindparam,
+    exists,
     false,
     func,
     or_,
+    select,
 )
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import MemoryStatus
@@ -38,7 +41,7 @@ from mnemo.domain.scope import scoped_properties
 from mnemo.domain.search import MemoryQuery, TopicSelector
 from mnemo.domain.topics import Topic
 from mnemo.store.expiry import live_at
-from mnemo.store.schema import memories
+from mnemo.store.schema import memories, runs
 
 
 class IsolationError(ValueError):
@@ -186,3 +189,13 @@ def project_view(
         for name in visible
     ]
     return and_(*clauses, or_(*per_topic))
+
+
+async def user_known(conn: AsyncConnection, project: str, user_id: str) -> bool:
+    """Whether the project has seen `user_id` (compared form): a run of theirs that still
+    names them, or a memory of theirs in any group and status (imports write memories
+    without runs). An erased user is unknown again: erasure removes both."""
+    ran = select(runs.c.run_id).where(runs.c.project == project, runs.c.user_id == user_id)
+    kept = select(memories.c.id).where(memories.c.project == project, memories.c.user_id == user_id)
+    found = await conn.execute(select(or_(exists(ran), exists(kept))))
+    return bool(found.scalar())

@@ -54,6 +54,10 @@ async def test_get_and_delete_do_not_cross_users_groups_or_projects(
     memory_id = run.committed_operations.created[0].memory_id  # type: ignore[union-attr]
     assert (await engine.get_memory(project, "default", "CAROL", memory_id)).user_id == "carol"
     await engine.put_group(project, "other", {"template": "default"})
+    # Users each project knows (from an add): 404, exactly as for a missing memory.
+    for known in ((project, "dave"), (project + "-x", "carol")):
+        await add_and_wait(engine, known[0], {"user_id": known[1],
+                                              "input": facts(("UserKnowledge", "Likes tea."))})  # fmt: skip
     for owner in (
         (project, "default", "dave"),
         (project, "other", "carol"),
@@ -63,6 +67,12 @@ async def test_get_and_delete_do_not_cross_users_groups_or_projects(
             await engine.get_memory(*owner, memory_id)
         with pytest.raises(NotFound):
             await engine.delete_memory(*owner, memory_id)
+    # A user the project has never seen: Engram's 422, which says nothing of the memory.
+    for call in (engine.get_memory, engine.delete_memory):
+        with pytest.raises(InvalidRequest) as caught:
+            await call(project, "default", "frank", memory_id)
+        assert caught.value.status == 422
+        assert [e.location for e in caught.value.errors] == ["query.user_id"]
     await engine.delete_memory(project, "default", "carol", memory_id)
     with pytest.raises(NotFound):
         await engine.get_memory(project, "default", "carol", memory_id)

@@ -321,7 +321,8 @@ export interface paths {
         };
         /**
          * Get Memory
-         * @description One memory. Memories of other users, groups or projects are reported as 404.
+         * @description One memory. Memories of other users, groups or projects are reported as 404, as
+         *     missing ones are; a `user_id` the project has never seen is Engram's 422.
          */
         get: operations["get_memory_v1_memories__memory_id__get"];
         put?: never;
@@ -329,6 +330,7 @@ export interface paths {
         /**
          * Delete Memory
          * @description Delete a memory (kept in history); with `?erase=true` remove every trace of it.
+         *     404 and 422 as for reading it.
          */
         delete: operations["delete_memory_v1_memories__memory_id__delete"];
         options?: never;

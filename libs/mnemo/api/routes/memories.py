@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import AfterValidator
 
 from mnemo.api.deps import EngineDep, ProjectDep
+from mnemo.api.engram_releases import wrapped, wraps_search_results
 from mnemo.api.schemas import (
     AddBody,
     AddResponse,
@@ -67,11 +69,14 @@ async def add_memories(
 
 @router.post("/search", response_model=MemoryPage, response_model_exclude_none=True)
 async def search_memories(
-    body: SearchRequest, engine: EngineDep, project: ProjectDep
-) -> MemoryPage:
+    body: SearchRequest, engine: EngineDep, project: ProjectDep, request: Request
+) -> MemoryPage | JSONResponse:
     """Vector, BM25, hybrid or fetch retrieval over the selected topics, with scores."""
     found = await engine.search(project, body)
-    return MemoryPage.model_validate({"memories": found, "total": len(found)}, from_attributes=True)
+    page = MemoryPage.model_validate({"memories": found, "total": len(found)}, from_attributes=True)
+    if wraps_search_results(request.headers.get("user-agent")):
+        return JSONResponse(wrapped(page.model_dump(mode="json", exclude_none=True)))
+    return page
 
 
 @router.post("/list", response_model=MemoryPage, response_model_exclude_none=True)
@@ -95,7 +100,8 @@ async def get_memory(
     user_id: UserQuery = None,
     group: GroupQuery = None,
 ) -> MemoryOut:
-    """One memory. Memories of other users, groups or projects are reported as 404."""
+    """One memory. Memories of other users, groups or projects are reported as 404, as
+    missing ones are; a `user_id` the project has never seen is Engram's 422."""
     memory = await engine.get_memory(project, group or "default", user_id, memory_id)
     return MemoryOut.model_validate(memory, from_attributes=True)
 
@@ -112,7 +118,8 @@ async def delete_memory(
         Query(description="mnemo extension: hard-erase the memory and its history (GDPR)"),
     ] = False,
 ) -> Response:
-    """Delete a memory (kept in history); with `?erase=true` remove every trace of it."""
+    """Delete a memory (kept in history); with `?erase=true` remove every trace of it.
+    404 and 422 as for reading it."""
     remove = engine.erase_memory if erase else engine.delete_memory
     await remove(project, group or "default", user_id, memory_id)
     return Response(status_code=204)
