@@ -254,7 +254,7 @@ def cli_markdown() -> str:
 
 
 def openapi_document() -> dict[str, Any]:
-    from mnemo.api import create_app
+    from mnemo.gateway.app import create_app
     from mnemo.settings import Settings
 
     # The document needs no engine: only the routes and their models.

@@ -12,8 +12,8 @@ import asyncio
 
 from fastapi import FastAPI
 
-from mnemo.api import create_app
 from mnemo.core.engine import Engine
+from mnemo.gateway.app import create_app
 from mnemo.settings import Settings
 from mnemo.tracing.setup import configure as configure_tracing
 

@@ -25,7 +25,7 @@ class DocsServer(LiveServer):
     async def _serve(self, sock: Any) -> None:
         import uvicorn
 
-        from mnemo.api import create_app
+        from mnemo.gateway.app import create_app
 
         engine = await start_engine(self.settings)
         self.engine, self._loop = engine, asyncio.get_running_loop()

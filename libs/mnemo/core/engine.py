@@ -41,6 +41,7 @@ from mnemo.core.run_watch import RunWatch
 from mnemo.core.shedding import Shedder
 from mnemo.core.supersession import current_first, with_successors
 from mnemo.core.transport import RunTransport
+from mnemo.deps import Deps
 from mnemo.domain.erasure import ErasureReport
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.idempotency import IdempotencyClaim, KeyTaken
@@ -57,7 +58,6 @@ from mnemo.domain.requests import (
 )
 from mnemo.domain.scope import InvalidUserId, normalize_user_id
 from mnemo.settings import Settings
-from mnemo.steps.base import Deps
 from mnemo.store import browse as browse_store
 from mnemo.store import erasure as erasure_store
 from mnemo.store import expiry as expiry_store

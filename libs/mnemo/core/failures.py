@@ -20,8 +20,8 @@ from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 
 from mnemo.batching import QueueFull
+from mnemo.contracts.llm import LLMError
 from mnemo.events.dlq import Reason
-from mnemo.llm.base import LLMError
 from mnemo.store.commits import CommitError
 
 MAX_ERROR_CHARS = 2000

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mnemo.embeddings.base import Embedder
+from mnemo.contracts.embedder import Embedder
 from mnemo.store import reembedding
 from mnemo.store.embedder_identity import (
     DIM_KEY,

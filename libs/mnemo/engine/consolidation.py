@@ -18,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from mnemo.bus.base import CONSOLIDATE, PIPELINE_CHANNEL, Bus
 from mnemo.core.failures import describe, is_transient
 from mnemo.core.groups import GroupCache
+from mnemo.deps import Deps
 from mnemo.domain.consolidation import EpisodeScope
 from mnemo.domain.requests import NotFound
-from mnemo.steps.base import Deps
 from mnemo.steps.consolidate import apply_pass, due_scopes, plan_pass, record_failure
 from mnemo.store.schema import bus_records
 

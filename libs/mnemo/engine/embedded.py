@@ -4,12 +4,12 @@ mnemo.engine`, the embedded client and the CLI's key commands start)."""
 from __future__ import annotations
 
 from mnemo.clock import Clock
+from mnemo.contracts.embedder import Embedder
+from mnemo.contracts.llm import LLM
 from mnemo.core.connect import open_deps
 from mnemo.core.engine import Engine
 from mnemo.core.groups import GroupCache
-from mnemo.embeddings.base import Embedder
 from mnemo.engine.transport import EmbeddedTransport
-from mnemo.llm.base import LLM
 from mnemo.settings import Settings
 
 

@@ -18,7 +18,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
 from mnemo.bus.base import CONSOLIDATE, FLUSH, PIPELINE_CHANNEL, RUN, Bus, Record
-from mnemo.core.buffering import (
+from mnemo.core.dispatch import LLM_KINDS, run_chain, takes_raw_input
+from mnemo.core.groups import GroupCache
+from mnemo.core.records import RunRecord
+from mnemo.deps import Batch, Deps
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import Candidate, RunState
+from mnemo.domain.pipeline import BufferStep, CommitStep, Step
+from mnemo.domain.retention import Redaction
+from mnemo.engine.consolidation import check_payload, consolidate
+from mnemo.steps.buffering import (
     Held,
     WindowEntry,
     advance,
@@ -28,15 +37,6 @@ from mnemo.core.buffering import (
     items_of,
     slide,
 )
-from mnemo.core.dispatch import LLM_KINDS, run_chain, takes_raw_input
-from mnemo.core.groups import GroupCache
-from mnemo.core.records import RunRecord
-from mnemo.domain.group import GroupConfig
-from mnemo.domain.memory import Candidate, RunState
-from mnemo.domain.pipeline import BufferStep, CommitStep, Step
-from mnemo.domain.retention import Redaction
-from mnemo.engine.consolidation import check_payload, consolidate
-from mnemo.steps.base import Batch, Deps
 from mnemo.steps.commit import commit
 from mnemo.steps.extract import pre_extracted_candidates
 from mnemo.store import buffers, erasure, runs, tombstones

@@ -13,13 +13,13 @@ from mnemo.core.groups import GroupCache
 from mnemo.core.heartbeat import EMBEDDED_ROLE, HeartbeatWriter
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import Backlog
+from mnemo.deps import Deps
 from mnemo.domain.idempotency import IdempotencyClaim
 from mnemo.engine.runner import PipelineRunner
 from mnemo.engine.submitter import PostgresSubmitter
 from mnemo.engine.ticker import run_ticker
 from mnemo.engine.worker import WorkerPool
 from mnemo.settings import Settings
-from mnemo.steps.base import Deps
 from mnemo.store.backlog import bus_backlog
 
 

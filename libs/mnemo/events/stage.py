@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemo.steps.base import Batch
+from mnemo.deps import Batch
 
 
 class StageEvent(BaseModel):

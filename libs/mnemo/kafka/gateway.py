@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 
 from mnemo.clock import Clock
+from mnemo.contracts.embedder import Embedder
+from mnemo.contracts.llm import LLM
 from mnemo.core.connect import open_deps
 from mnemo.core.engine import Engine
 from mnemo.core.groups import GroupCache
-from mnemo.embeddings.base import Embedder
 from mnemo.kafka.transport import KafkaTransport
-from mnemo.llm.base import LLM
 from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 from mnemo.tracing.setup import configure as configure_tracing
@@ -45,8 +45,8 @@ async def start_engine(
 async def serve(settings: Settings) -> None:
     import uvicorn
 
-    from mnemo.api import create_app
     from mnemo.api.connections import uvicorn_config
+    from mnemo.gateway.app import create_app
 
     engine = await start_engine(settings)
     try:

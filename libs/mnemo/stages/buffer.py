@@ -5,7 +5,7 @@ A flush is first recorded as `pending` in the state, and cleared only once the f
 is acknowledged downstream, so a crash between the two re-emits the same batch (its id is
 derived from the runs it holds) instead of losing or re-batching it. Run ids already taken
 are remembered, so a redelivered record is not buffered twice. The trigger and batch rules
-are the core's (`mnemo.core.buffering`), shared with the embedded transport.
+are the core's (`mnemo.steps.buffering`), shared with the embedded transport.
 
 The service applies the transitions in this order: deliver pending flushes left by a crash
 (`pending_emits`, then `acknowledged`) before anything else, `arrive` (publish its status
@@ -22,7 +22,6 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, field_validator
 
-from mnemo.core.buffering import Held, advance, flush_batch, flush_before, flush_reason, items_of
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep
@@ -30,6 +29,7 @@ from mnemo.events.channels import ChannelKind
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
 from mnemo.stages.routing import Emit, forward
+from mnemo.steps.buffering import Held, advance, flush_batch, flush_before, flush_reason, items_of
 from mnemo.tracing.pipeline import unique_traces
 
 SEEN_LIMIT = 1000

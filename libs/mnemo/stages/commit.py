@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from mnemo import metrics
 from mnemo.core.dispatch import run_chain
 from mnemo.core.groups import GroupCache
+from mnemo.deps import Deps
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import CommitStep, Step
 from mnemo.events.channels import ChannelKind
@@ -16,7 +17,6 @@ from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
 from mnemo.stages.consolidate import check_emits
 from mnemo.stages.routing import COMMITTER_LEAD_KINDS, Emit, forward
-from mnemo.steps.base import Deps
 from mnemo.steps.commit import commit
 
 

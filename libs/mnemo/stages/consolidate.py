@@ -12,11 +12,11 @@ import logging
 
 from mnemo.core.failures import describe, is_transient
 from mnemo.core.groups import GroupCache
+from mnemo.deps import Deps
 from mnemo.domain.requests import NotFound
 from mnemo.events.channels import ChannelKind
 from mnemo.events.consolidation import ConsolidationCheck
 from mnemo.stages.routing import Emit
-from mnemo.steps.base import Deps
 from mnemo.steps.consolidate import apply_pass, due_scopes, plan_pass, record_failure
 
 log = logging.getLogger(__name__)

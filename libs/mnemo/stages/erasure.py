@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mnemo.steps.base import Deps
+from mnemo.deps import Deps
 from mnemo.store import erasure, tombstones
 
 

@@ -20,6 +20,7 @@ from mnemo.core.dispatch import run_chain
 from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
+from mnemo.deps import Deps
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import BufferStep, Step
@@ -28,7 +29,6 @@ from mnemo.domain.scope import normalize_user_id
 from mnemo.events.raw import RawEvent
 from mnemo.stages import windows as sliding
 from mnemo.stages.routing import EXTRACTOR_KINDS, Emit, forward
-from mnemo.steps.base import Deps
 from mnemo.store import erasure, retention, runs, tombstones
 
 log = logging.getLogger(__name__)

@@ -7,10 +7,10 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from mnemo.deps import Batch
 from mnemo.domain.pipeline import BufferStep, Step
 from mnemo.events.channels import ChannelKind
 from mnemo.events.stage import StageEvent
-from mnemo.steps.base import Batch
 
 # Which step kinds each stage service executes itself.
 EXTRACTOR_KINDS = frozenset({"extract"})

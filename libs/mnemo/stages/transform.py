@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from mnemo.core.dispatch import run_chain
 from mnemo.core.groups import GroupCache
+from mnemo.deps import Deps
 from mnemo.events.stage import StageEvent
 from mnemo.stages.routing import TRANSFORMER_KINDS, Emit, forward
-from mnemo.steps.base import Deps
 
 
 async def transform_stage(deps: Deps, groups: GroupCache, event: StageEvent) -> list[Emit]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mnemo.core.buffering import WindowEntry, slide
+from mnemo.steps.buffering import WindowEntry, slide
 from mnemo.store import retention
 
 Windows = MutableMapping[str, Any]

@@ -21,7 +21,7 @@ from mnemo.store.data_dir import guard_pgserver_permissions, prepare_data_dir
 from mnemo.store.embedder_identity import check_embedder
 
 if TYPE_CHECKING:
-    from mnemo.embeddings.base import Embedder
+    from mnemo.contracts.embedder import Embedder
 
 log = logging.getLogger(__name__)
 _MIGRATIONS = Path(__file__).parent / "migrations"

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from mnemo.store.schema import memories
 
 if TYPE_CHECKING:
-    from mnemo.embeddings.base import Embedder
+    from mnemo.contracts.embedder import Embedder
 
 log = logging.getLogger(__name__)
 

@@ -10,13 +10,13 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from mnemo.api import create_app
 from mnemo.core.engine import Engine
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import RunTransport, TransportUnavailable
 from mnemo.domain.idempotency import IdempotencyClaim
 from mnemo.domain.memory import Run, RunState
 from mnemo.domain.requests import InvalidRequest, NotFound
+from mnemo.gateway.app import create_app
 from tests.integration.conftest import echo_extract
 from tests.integration.engine.helpers import add_and_wait, listing, says
 from tests.support.scripted_llm import ScriptedLLMServer

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from mnemo.contracts.embedder import Embedder
 from mnemo.core.connect import open_deps
-from mnemo.embeddings.base import Embedder
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.embedded import start_engine
 from mnemo.llm.offline import OfflineLLM

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from mnemo.deps import Batch
 from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep
 from mnemo.domain.templates import group_from_document
@@ -13,7 +14,6 @@ from mnemo.events.channels import ChannelKind
 from mnemo.events.stage import StageEvent
 from mnemo.events.status import RunStatusEvent
 from mnemo.stages import buffer as stage
-from mnemo.steps.base import Batch
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 GROUP = group_from_document("kt", {

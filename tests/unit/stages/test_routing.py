@@ -6,14 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
+from mnemo.contracts.llm import LLMError
 from mnemo.core.failures import describe
+from mnemo.deps import Batch
 from mnemo.domain.memory import RunState
 from mnemo.domain.templates import group_from_document
 from mnemo.events.channels import ChannelKind
-from mnemo.llm.base import LLMError
 from mnemo.stages.failures import dead_letter
 from mnemo.stages.routing import UnroutableStep, channel_for, forward
-from mnemo.steps.base import Batch
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 GROUP = group_from_document("g", {

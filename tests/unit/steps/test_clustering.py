@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnemo.core.clustering import assign_to_rules, cluster
+from mnemo.steps.clustering import assign_to_rules, cluster
 
 
 def unit(*values: float) -> np.ndarray:

@@ -1,7 +1,7 @@
 from datetime import UTC, datetime, timedelta
 
-from mnemo.core.buffering import Buffered, advance, flush_before, flush_reason
 from mnemo.domain.pipeline import BufferTriggers
+from mnemo.steps.buffering import Buffered, advance, flush_before, flush_reason
 
 T0 = datetime(2026, 3, 1, 23, 0, tzinfo=UTC)
 # A backfill: events of last year, arriving now.

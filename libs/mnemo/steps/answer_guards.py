@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
-from mnemo.llm.base import LLMError
+from mnemo.contracts.llm import LLMError
 
 MIN_DELETES = 3
 _PLACEHOLDER = re.compile(

@@ -9,8 +9,8 @@ from typing import Any
 
 import openai
 
+from mnemo.contracts.llm import LLMError
 from mnemo.core.endpoints import PROBE_TIMEOUT_SECONDS, EndpointProblem, Probe
-from mnemo.llm.base import LLMError
 from mnemo.settings import Settings
 
 

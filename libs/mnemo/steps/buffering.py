@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from mnemo.deps import Batch
 from mnemo.domain.memory import Candidate
 from mnemo.domain.pipeline import BufferTriggers
-from mnemo.steps.base import Batch
 
 
 @dataclass(frozen=True)

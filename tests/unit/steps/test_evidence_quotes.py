@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.core.evidence import evidence_units, normalise, quote_found
 from mnemo.domain.inputs import AddInput
+from mnemo.steps.evidence import evidence_units, normalise, quote_found
 
 INPUT = AddInput.model_validate(
     {"conversation": {"messages": [

@@ -9,11 +9,11 @@ from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.clock import Clock
+from mnemo.contracts.embedder import Embedder
+from mnemo.contracts.llm import LLM
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Candidate
 from mnemo.domain.reconsolidation import GateDecision
-from mnemo.embeddings.base import Embedder
-from mnemo.llm.base import LLM
 from mnemo.settings import Settings
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from mnemo.core.buffering import Held, WindowEntry, flush_batch, items_of, slide
 from mnemo.domain.event_time import Span
 from mnemo.domain.memory import Candidate
+from mnemo.steps.buffering import Held, WindowEntry, flush_batch, items_of, slide
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
