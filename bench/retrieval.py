@@ -31,7 +31,7 @@ from mnemo.contracts.embedder import Embedder
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import Candidate
 from mnemo.domain.requests import SearchRequest
-from mnemo.engine.embedded import start_engine
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 from mnemo.store import commits
 

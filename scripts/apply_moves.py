@@ -4,12 +4,12 @@
     python scripts/apply_moves.py --check FILE_OR_DIR...  # list what would change, exit 1 if any
 
 MOVES.txt holds one move a line, `old -> new`; `#` starts a comment.
-- A module or package move, `mnemo.engine -> mnemo.embedded`: every dotted mention of the old
-  path (and of its submodules) is rewritten, in imports, strings (`python -m ...`, patch
-  targets) and docs alike; `from mnemo.core import buffering` becomes
-  `from mnemo.steps import buffering`.
-- A name move, `mnemo.deps:Batch -> mnemo.domain.batch:Batch`: `from mnemo.deps import Batch,
-  Deps` becomes two imports, and `mnemo.deps.Batch` in text is rewritten.
+- A module or package move, `mnemo.a.b -> mnemo.c.d`: every dotted mention of the old path
+  (and of its submodules) is rewritten, in imports, strings (`python -m ...`, patch targets)
+  and docs alike, and so is its file path (`libs/mnemo/a/b.py`); `from mnemo.a import b`
+  becomes `from mnemo.c import d as b`.
+- A name move, `mnemo.a:Name -> mnemo.c:Name`: `from mnemo.a import Name, Other` becomes two
+  imports, and `mnemo.a.Name` in text is rewritten.
 Moves apply in file order, so a later line may refine an earlier one. Run `ruff check --fix`
 and `ruff format` afterwards to sort the imports it split.
 """
@@ -50,8 +50,8 @@ def load_moves(path: Path = MOVES_FILE) -> list[Move]:
 
 
 def _dotted(path: str) -> re.Pattern[str]:
-    # The path itself or a submodule of it, never a longer name (mnemo.engine != mnemo.engines)
-    # nor the tail of another path (mnemo.core.engine is not mnemo.engine).
+    # The path itself or a submodule of it, never a longer name (mnemo.a.b != mnemo.a.bc)
+    # nor the tail of another path (mnemo.x.a.b is not mnemo.a.b).
     return re.compile(r"(?<![\w.])" + re.escape(path) + r"(?![\w])")
 
 
@@ -102,7 +102,10 @@ def _apply_module_move(text: str, move: Move) -> str:
 
     if old_parent:
         text = _FROM_IMPORT.sub(from_parent, text)
-    return _dotted(move.old).sub(move.new, text)
+    text = _dotted(move.old).sub(move.new, text)
+    # File paths in docs and comments: libs/mnemo/a/b.py, tests/unit/a/.
+    slashed = re.compile(r"(?<![\w.])" + re.escape(move.old.replace(".", "/")) + r"(?![\w])")
+    return slashed.sub(move.new.replace(".", "/"), text)
 
 
 def _apply_name_move(text: str, move: Move) -> str:
@@ -153,7 +156,8 @@ def _files(args: list[str]) -> list[Path]:
             )
         elif path.is_file():
             out.append(path)
-    return out
+    # Never this script nor the list itself: they name the old paths on purpose.
+    return [p for p in out if p.resolve() not in (Path(__file__).resolve(), MOVES_FILE)]
 
 
 def main(argv: list[str]) -> int:

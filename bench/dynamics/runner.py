@@ -24,7 +24,7 @@ from mnemo.contracts.embedder import Embedder
 from mnemo.contracts.llm import LLM, C, Prompt, R
 from mnemo.core.engine import Engine
 from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
-from mnemo.engine.embedded import start_engine
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 from mnemo.store.schema import bus_records
 

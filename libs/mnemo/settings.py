@@ -1,7 +1,7 @@
 """One frozen settings object, read from the environment once, by an entry point.
 
 `Settings()` is built by the entry points only (the CLI commands, `services/*`, the
-gateway, `python -m mnemo.engine`, test and bench harnesses) and passed down. Environment
+gateway, `python -m mnemo.embedded`, test and bench harnesses) and passed down. Environment
 variables are `MNEMO_` plus the field name (`MNEMO_LLM_MODEL`); the Kafka section's are
 `MNEMO_KAFKA_` plus its field name (`MNEMO_KAFKA_BOOTSTRAP_SERVERS`). An unknown `MNEMO_*`
 variable is refused (a typo would otherwise be ignored silently), except the ones in

@@ -1,4 +1,4 @@
-"""Buffer: hold extracted items per scope until a trigger fires (`mnemo.stages.buffer`'s
+"""Buffer: hold extracted items per scope until a trigger fires (`mnemo.kafka.stages.buffer`'s
 transitions; count and topics-present fire on arrival, time triggers on ticks, each tick
 a barrier of its partition since it changes every buffer there)."""
 
@@ -8,19 +8,19 @@ import faust
 
 from mnemo import metrics
 from mnemo.domain.memory import RunState
-from mnemo.events.channels import ChannelKind
-from mnemo.events.codec import decode
-from mnemo.events.stage import StageEvent
 from mnemo.kafka.app import make_app
 from mnemo.kafka.buffer_table import BufferTable, publish_ticks
 from mnemo.kafka.channels import channel_names
+from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.codec import decode
+from mnemo.kafka.events.stage import StageEvent
 from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.stages import buffer as stage
+from mnemo.kafka.stages.erasure import withdrawn_if_erased
+from mnemo.kafka.stages.routing import Emit
 from mnemo.kafka.worker import Stage
 from mnemo.settings import Settings
-from mnemo.stages import buffer as stage
-from mnemo.stages.erasure import withdrawn_if_erased
-from mnemo.stages.routing import Emit
 
 SERVICE = "buffer"
 

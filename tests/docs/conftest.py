@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mnemo.engine.embedded import start_engine
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 from tests.api.fixtures import llm_server
 from tests.api.live_server import LiveServer

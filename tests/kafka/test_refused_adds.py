@@ -16,7 +16,7 @@ from mnemo.core.records import RunRecord
 from mnemo.core.transport import TransportUnavailable
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.requests import InvalidRequest, ListRequest
-from mnemo.events.codec import encode
+from mnemo.kafka.events.codec import encode
 from mnemo.kafka.replayops import replay_group
 from mnemo.kafka.transport import KafkaTransport, raw_event
 from mnemo.store.schema import runs

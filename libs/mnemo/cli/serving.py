@@ -22,9 +22,9 @@ from mnemo.core.endpoints import EndpointChecks
 from mnemo.core.engine import Engine
 from mnemo.core.groups import default_group_status
 from mnemo.core.probes import configured_probes
-from mnemo.engine.embedded import start_engine
-from mnemo.engine.postgres_watch import watch_embedded_postgres
-from mnemo.engine.processes import spawn_workers
+from mnemo.embedded.postgres_watch import watch_embedded_postgres
+from mnemo.embedded.processes import spawn_workers
+from mnemo.embedded.startup import start_engine
 from mnemo.gateway.app import LOOPBACK_HOSTS, create_app
 from mnemo.logs import install_repeat_filter
 from mnemo.settings import Settings

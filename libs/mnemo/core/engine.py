@@ -2,7 +2,7 @@
 
 It admits adds and hands their runs to a `RunTransport` (the embedded bus or Kafka), and
 serves runs, memories, groups and keys from the store. It starts no pipeline itself: the
-entry points compose it with a transport (`mnemo.engine.embedded.start_engine`,
+entry points compose it with a transport (`mnemo.embedded.startup.start_engine`,
 `mnemo.kafka.gateway.start_engine`).
 """
 

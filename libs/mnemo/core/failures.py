@@ -21,7 +21,7 @@ from sqlalchemy import exc as sa_exc
 
 from mnemo.batching import QueueFull
 from mnemo.contracts.llm import LLMError
-from mnemo.events.dlq import Reason
+from mnemo.kafka.events.dlq import Reason
 from mnemo.store.commits import CommitError
 
 MAX_ERROR_CHARS = 2000

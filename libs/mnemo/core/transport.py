@@ -1,6 +1,6 @@
 """How the Engine hands runs to a pipeline: the contract both transports implement.
 
-The embedded transport (`mnemo.engine`) keeps its queue in the Postgres database the runs
+The embedded transport (`mnemo.embedded`) keeps its queue in the Postgres database the runs
 live in; the Kafka transport (`mnemo.kafka`) publishes raw events to a broker. The Engine
 only knows this protocol, so it never loads the embedded runner.
 """

@@ -1,6 +1,6 @@
 """The buffer service's state: one `BufferState` per buffer in a changelog-backed faust table.
 
-The transitions are pure (`mnemo.stages.buffer`); this module only stores their results and
+The transitions are pure (`mnemo.kafka.stages.buffer`); this module only stores their results and
 delivers a pending flush: produce it, wait for the broker's acknowledgement, then clear it.
 A state is written to the changelog (and flushed) before anything that depends on it is
 produced, so a crash at any point re-delivers rather than loses. Items of erased users are
@@ -17,14 +17,14 @@ from faust.types import TableT
 from mnemo import metrics
 from mnemo.core.groups import GroupCache
 from mnemo.domain.group import GroupConfig
-from mnemo.events.channels import ChannelKind
 from mnemo.kafka.app import json_schema
 from mnemo.kafka.channels import changelog_configs
+from mnemo.kafka.events.channels import ChannelKind
 from mnemo.kafka.metrics import BUFFERED_RUNS
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.stages import buffer as stage
+from mnemo.kafka.stages.buffer import BufferState
 from mnemo.kafka.sweeps import SweepSchedule
-from mnemo.stages import buffer as stage
-from mnemo.stages.buffer import BufferState
 from mnemo.store import erasure, tombstones
 from mnemo.tracing.pipeline import batch_attributes, record_span
 

@@ -18,11 +18,11 @@ from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
 from mnemo.core.heartbeat import HeartbeatWriter
 from mnemo.deps import Deps
-from mnemo.events.channels import ChannelKind
-from mnemo.events.codec import encode
 from mnemo.kafka.channels import channel_names, wanted
+from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.codec import encode
+from mnemo.kafka.stages.routing import Emit
 from mnemo.settings import Settings
-from mnemo.stages.routing import Emit
 from mnemo.store.database import Database
 from mnemo.tracing import spans
 

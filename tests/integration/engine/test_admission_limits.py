@@ -13,8 +13,8 @@ import pytest
 
 from mnemo.core.engine import Engine
 from mnemo.domain.requests import InvalidRequest
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from tests.integration.conftest import engine_settings, scripted_client
 from tests.integration.engine.helpers import add, add_and_wait, facts, listing
 from tests.support.postgres import EmbeddedPostgres

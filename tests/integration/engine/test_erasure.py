@@ -25,9 +25,9 @@ from mnemo.core.transport import TransportUnavailable
 from mnemo.domain.erasure import STOPPED_RUN_ERROR
 from mnemo.domain.memory import RunState
 from mnemo.domain.requests import InvalidRequest
+from mnemo.embedded.startup import start_engine
+from mnemo.embedded.ticker import tick
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
-from mnemo.engine.ticker import tick
 from mnemo.kafka.transport import KafkaTransport
 from mnemo.settings import KafkaSettings
 from mnemo.store import tombstones

@@ -9,12 +9,12 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mnemo.bus.postgres import PostgresBus
 from mnemo.core.engine import Engine
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import TransportUnavailable
 from mnemo.domain.inputs import AddInput
-from mnemo.engine.submitter import PostgresSubmitter, Submission
+from mnemo.embedded.bus.postgres import PostgresBus
+from mnemo.embedded.submitter import PostgresSubmitter, Submission
 from mnemo.store import runs
 from tests.integration.engine.helpers import add, facts, says
 

@@ -17,8 +17,8 @@ from mnemo.clock import ManualClock
 from mnemo.core.engine import Engine
 from mnemo.core.retention import forget_expired_keys
 from mnemo.domain.requests import AddRequest, InvalidRequest
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from mnemo.store.schema import idempotency_keys, runs
 from tests.integration.conftest import engine_settings, scripted_client
 from tests.integration.engine.helpers import facts, listing

@@ -13,8 +13,8 @@ from mnemo.clock import ManualClock
 from mnemo.core.retention import sweep_expired
 from mnemo.domain.memory import RunState
 from mnemo.domain.requests import InvalidRequest
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from mnemo.store import runs
 from tests.integration.conftest import engine_settings, scripted_client, user_payload
 from tests.integration.engine.helpers import Harness, add, listing, says

@@ -17,8 +17,8 @@ from mnemo.core.imports import import_batch
 from mnemo.domain.requests import InvalidRequest, SearchRequest
 from mnemo.domain.scope import bounded_memory_id
 from mnemo.domain.transfer import ImportBatch, decode_vector, encode_vector
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from tests.integration.conftest import engine_settings, scripted_client
 from tests.integration.engine.helpers import add_and_wait, listing
 from tests.support.dynamics import DESK, EPISODES, LUTHIER_GROUP, consolidate_answer, facts
