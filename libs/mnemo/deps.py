@@ -1,19 +1,15 @@
-"""What every step receives: the dependency bundle and the batch in flight."""
+"""What every step receives: the dependency bundle (the batch in flight is
+`mnemo.domain.batch.Batch`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 
-from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.clock import Clock
 from mnemo.contracts.embedder import Embedder
 from mnemo.contracts.llm import LLM
-from mnemo.domain.inputs import AddInput
-from mnemo.domain.memory import Candidate
-from mnemo.domain.reconsolidation import GateDecision
 from mnemo.settings import Settings
 
 
@@ -34,28 +30,3 @@ class Deps:
             close = getattr(provider, "aclose", None)  # local providers hold no session
             if close is not None:
                 await close()
-
-
-class Batch(BaseModel):
-    """Items in flight between steps: the raw inputs before extract, candidates after."""
-
-    batch_id: str
-    project: str
-    group: str
-    scope_key: str
-    run_ids: list[str]
-    user_id: str | None = None
-    properties: dict[str, str] = Field(default_factory=dict)
-    inputs: list[AddInput] = Field(default_factory=list)
-    window: list[str] = Field(default_factory=list)
-    candidates: list[Candidate] = Field(default_factory=list)
-    # The latest event time of the batch's inputs: what a run that extracted nothing counts
-    # as in a buffer, and the fallback time of candidates made without one.
-    event_time: datetime | None = None
-    # The reconsolidation gate's decisions so far; commit records them with the outcome.
-    gate: list[GateDecision] = Field(default_factory=list)
-
-    @property
-    def run_id(self) -> str:
-        """The run a new candidate is attributed to (the newest in the batch)."""
-        return self.run_ids[-1]

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from mnemo.core.engine import Engine
 from mnemo.gateway.app import create_app
+from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 from mnemo.tracing.setup import configure as configure_tracing
 
@@ -44,7 +45,19 @@ def run(settings: Settings | None = None) -> None:
     settings = settings or Settings()
     if settings.mode != "distributed":
         raise SystemExit(EMBEDDED)
-    from mnemo.kafka.gateway import serve
-
+    configure_logging()
     configure_tracing("mnemo-gateway")
-    asyncio.run(serve(settings))
+    asyncio.run(_serve(settings))
+
+
+async def _serve(settings: Settings) -> None:
+    import uvicorn
+
+    from mnemo.api.connections import uvicorn_config
+
+    engine = await start_engine(settings)
+    try:
+        config = uvicorn_config(create_app(settings, engine), settings, log_level="info")
+        await uvicorn.Server(config).serve()
+    finally:
+        await engine.close()

@@ -12,7 +12,8 @@ import time
 from collections.abc import Collection
 
 from mnemo import metrics
-from mnemo.deps import Batch, Deps
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.pipeline import (
     BufferStep,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from mnemo.deps import Batch
+from mnemo.domain.batch import Batch
 from mnemo.domain.event_time import dated, input_time
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.inputs import AddInput

@@ -20,7 +20,8 @@ from mnemo import metrics
 from mnemo.core.dispatch import LLM_KINDS, run_chain, takes_raw_input
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
-from mnemo.deps import Batch, Deps
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep, CommitStep, Step

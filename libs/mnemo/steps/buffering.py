@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from mnemo.deps import Batch
+from mnemo.domain.batch import Batch
 from mnemo.domain.memory import Candidate
 from mnemo.domain.pipeline import BufferTriggers
 

@@ -7,7 +7,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
 from mnemo.contracts.llm import produced_by
-from mnemo.deps import Batch, Deps
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import CommitStep

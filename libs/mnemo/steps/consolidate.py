@@ -23,10 +23,9 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
-from mnemo.core.groups import GroupCache
 from mnemo.deps import Deps
 from mnemo.domain.consolidation import ConsolidationConfig, EpisodeScope
-from mnemo.domain.group import GroupConfig
+from mnemo.domain.group import GroupConfig, GroupSource
 from mnemo.domain.memory import Candidate
 from mnemo.domain.requests import NotFound
 from mnemo.prompts import consolidate as prompt
@@ -99,7 +98,7 @@ async def note_episodes(
 
 
 async def due_scopes(
-    conn: AsyncConnection, groups: GroupCache, now: datetime
+    conn: AsyncConnection, groups: GroupSource, now: datetime
 ) -> list[tuple[GroupConfig, EpisodeScope]]:
     """Every scope whose trigger fires at `now` (the time triggers' periodic check)."""
     out = []

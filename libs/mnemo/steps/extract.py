@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from mnemo.deps import Batch, Deps
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.event_time import Span, unit_times
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.inputs import AddInput

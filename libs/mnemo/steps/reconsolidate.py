@@ -22,7 +22,8 @@ from datetime import timedelta
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from mnemo.deps import Batch, Deps
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory
 from mnemo.domain.reconsolidation import GateDecision, ReconsolidationConfig

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from mnemo.deps import Batch, Deps
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate

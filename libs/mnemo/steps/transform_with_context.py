@@ -15,7 +15,8 @@ as they are, without an LLM call.
 from __future__ import annotations
 
 from mnemo import metrics
-from mnemo.deps import Batch, Deps
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
-from mnemo.deps import Batch
+from mnemo.domain.batch import Batch
 from mnemo.domain.pipeline import Step
 from mnemo.tracing.spans import AttributeValue, Carrier, Span, span
 

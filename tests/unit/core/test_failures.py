@@ -11,7 +11,9 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import exc as sa_exc
 
 from mnemo.contracts.llm import LLMError
-from mnemo.core.failures import Backoff, connection_cause, describe, is_transient, reason_of
+from mnemo.core.failures import Backoff, describe, is_transient
+from mnemo.errors import connection_cause
+from mnemo.kafka.stages.failures import reason_of
 from mnemo.store.commits import CommitError
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemo.deps import Batch
+from mnemo.domain.batch import Batch
 
 
 class StageEvent(BaseModel):

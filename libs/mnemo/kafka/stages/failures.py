@@ -9,10 +9,25 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from mnemo.core.failures import describe, reason_of
+from pydantic import ValidationError
+
+from mnemo.contracts.llm import LLMError
+from mnemo.core.failures import describe
 from mnemo.domain.memory import RunState
-from mnemo.kafka.events.dlq import DlqRecord
+from mnemo.kafka.events.dlq import DlqRecord, Reason
 from mnemo.kafka.events.status import RunStatusEvent
+from mnemo.store.commits import CommitError
+
+
+def reason_of(exc: BaseException) -> Reason:
+    """The DLQ reason of a failure that is not transient."""
+    if isinstance(exc, ValidationError | UnicodeDecodeError):
+        return "invalid_payload"
+    if isinstance(exc, LLMError):
+        return "llm"
+    if isinstance(exc, CommitError):
+        return "commit"
+    return "step"
 
 
 def dead_letter(

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from mnemo.deps import Batch
+from mnemo.domain.batch import Batch
 from mnemo.domain.pipeline import BufferStep, Step
 from mnemo.kafka.events.channels import ChannelKind
 from mnemo.kafka.events.stage import StageEvent

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from mnemo.deps import Batch
+from mnemo.domain.batch import Batch
 from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep
 from mnemo.domain.templates import group_from_document

@@ -8,7 +8,7 @@ import pytest
 
 from mnemo.contracts.llm import LLMError
 from mnemo.core.failures import describe
-from mnemo.deps import Batch
+from mnemo.domain.batch import Batch
 from mnemo.domain.memory import RunState
 from mnemo.domain.templates import group_from_document
 from mnemo.kafka.events.channels import ChannelKind
