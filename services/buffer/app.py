@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import faust
 
-from mnemo import metrics
-from mnemo.domain.memory import RunState
 from mnemo.kafka.app import make_app
 from mnemo.kafka.buffer_table import BufferTable, publish_ticks
 from mnemo.kafka.channels import channel_names
@@ -16,7 +14,6 @@ from mnemo.kafka.events.codec import decode
 from mnemo.kafka.events.stage import StageEvent
 from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
-from mnemo.kafka.stages import buffer as stage
 from mnemo.kafka.stages.erasure import withdrawn_if_erased
 from mnemo.kafka.stages.routing import Emit
 from mnemo.kafka.worker import Stage
@@ -38,15 +35,7 @@ def create_app(settings: Settings) -> Stage:
         if await withdrawn_if_erased(await rt.deps(), event.batch.run_ids):
             return []
         group = await (await rt.groups()).get(event.batch.project, event.batch.group)
-        step = stage.batch_buffer(group, event.step_id)
-        key = stage.buffer_key(group.name, step.id, event.scope_key)
-        state = await table.recover(key, group)
-        arrival = stage.arrive(state, event, group, step, incoming.partition, rt.clock.now(),
-                               SERVICE, incoming.trace)  # fmt: skip
-        await rt.emit(arrival.emits)
-        metrics.RUNS.labels(status=RunState.in_buffer.value).inc(len(arrival.fresh))
-        await table.save(key, arrival.state)
-        await table.deliver(key, arrival.state, group)
+        await table.arrive(event, group, incoming)
         return []
 
     async def on_tick(incoming: Incoming) -> list[Emit]:

@@ -1,10 +1,7 @@
 """Process shell of the distributed mode's gateway: `python -m services.gateway`, or
-`uvicorn services.gateway.main:create --factory`.
-
-It serves the Engram API on the Kafka transport (MNEMO_MODE=distributed); the embedded mode's
-server is `mnemo serve`. Settings are read from the environment once, when the factory runs,
-never at import time.
-"""
+`uvicorn services.gateway.main:create --factory`. It serves the Engram API on the Kafka
+transport (MNEMO_MODE=distributed; the embedded mode's server is `mnemo serve`). Settings are
+read from the environment once, when the factory runs, never at import time."""
 
 from __future__ import annotations
 

@@ -17,9 +17,12 @@ from faust.types import TableT
 from mnemo import metrics
 from mnemo.core.groups import GroupCache
 from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import RunState
 from mnemo.kafka.app import json_schema
 from mnemo.kafka.channels import changelog_configs
 from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.stage import StageEvent
+from mnemo.kafka.handler import Incoming
 from mnemo.kafka.metrics import BUFFERED_RUNS
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.stages import buffer as stage
@@ -78,6 +81,19 @@ class BufferTable:
         """The buffer's state, after delivering a flush a crash left pending."""
         state = self.load(key)
         return await self.deliver(key, state, group) if state is not None else None
+
+    async def arrive(self, event: StageEvent, group: GroupConfig, incoming: Incoming) -> None:
+        """An extracted batch joins its buffer: recover the buffer, apply the arrival (count
+        and topics triggers fire here), publish what it emits, then store and deliver."""
+        step = stage.batch_buffer(group, event.step_id)
+        key = stage.buffer_key(group.name, step.id, event.scope_key)
+        state = await self.recover(key, group)
+        arrival = stage.arrive(state, event, group, step, incoming.partition, self.rt.clock.now(),
+                               self.rt.service, incoming.trace)  # fmt: skip
+        await self.rt.emit(arrival.emits)
+        metrics.RUNS.labels(status=RunState.in_buffer.value).inc(len(arrival.fresh))
+        await self.save(key, arrival.state)
+        await self.deliver(key, arrival.state, group)
 
     async def sweep(self, partition: int) -> None:
         """Remove the items of erased users' runs from the partition's buffers (an erase
