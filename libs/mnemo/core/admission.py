@@ -21,7 +21,7 @@ from mnemo.domain.requests import (
     SearchRequest,
     location_of,
 )
-from mnemo.domain.scope import normalize_user_id
+from mnemo.domain.scope import InvalidUserId, normalize_user_id
 from mnemo.domain.search import MemoryQuery, RetrievalType, TopicSelector
 from mnemo.domain.templates import group_from_document
 from mnemo.store.tenancy import IsolationError, visible_memories
@@ -238,3 +238,13 @@ def _entry_errors(pipeline: Pipeline) -> list[FieldError]:
                 )
             )
     return errors
+
+
+def caller_user(user_id: str | None, location: str = "query.user_id") -> str | None:
+    """The caller's user id in its compared form; 422 for one that is refused."""
+    try:
+        return normalize_user_id(user_id)
+    except InvalidUserId as exc:
+        raise InvalidRequest(
+            "invalid user_id", [FieldError(location=location, message=str(exc))], 422
+        ) from exc
