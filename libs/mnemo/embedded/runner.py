@@ -63,7 +63,7 @@ class PipelineRunner:
 
     async def _handle(self, tx: AsyncConnection, record: Record) -> None:
         kind = record.payload["kind"]
-        metrics.RECORDS_IN.labels(stage=kind).inc()
+        metrics.RECORDS_IN.labels(service="worker", channel=kind).inc()
         if kind == CONSOLIDATE:
             await consolidate(self.deps, self.groups, tx, record.payload)
             return

@@ -123,7 +123,8 @@ def _runner(rt: Runtime, incoming: Incoming, work: Work, is_data: bool) -> Calla
         if not is_data:  # a tick: not traced
             await handle(rt, incoming, work)
             return
-        metrics.RECORDS_IN.labels(stage=rt.service).inc()
+        channel = rt.names.kind_of(incoming.topic).value
+        metrics.RECORDS_IN.labels(service=rt.service, channel=channel).inc()
         await traced(rt, incoming, work)
 
     return run

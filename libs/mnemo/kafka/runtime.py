@@ -107,7 +107,7 @@ class Runtime:
                     key=e.scope_key.encode(), value=encode(e.record), headers=headers or None
                 )
             )
-            metrics.RECORDS_OUT.labels(stage=e.kind.value).inc()
+            metrics.RECORDS_OUT.labels(service=self.service, channel=e.kind.value).inc()
         if pending:
             await asyncio.gather(*pending)
 
