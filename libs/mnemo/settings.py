@@ -29,6 +29,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mnemo.domain.limits import InputLimits
 from mnemo.domain.templates import TEMPLATE_NAMES
+from mnemo.errors import MnemoError
 
 PREFIX = "MNEMO_"
 # Read by clients and scripts, not by the server: the CLI's remote commands (MNEMO_URL,
@@ -350,7 +351,7 @@ def known_variables() -> frozenset[str]:
     return frozenset(names)
 
 
-class UnknownVariables(ValueError):
+class UnknownVariables(MnemoError, ValueError):
     """`MNEMO_*` variables that nothing reads (a typo would otherwise be ignored silently);
     the message is one line, naming each and the closest known name."""
 

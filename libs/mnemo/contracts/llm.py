@@ -8,6 +8,8 @@ from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from mnemo.errors import MnemoError
+
 C = TypeVar("C", bound=BaseModel)
 R = TypeVar("R", bound=BaseModel)
 
@@ -24,7 +26,7 @@ class Prompt(Generic[C, R]):
     messages: Callable[[C], list[ChatMessage]]
 
 
-class LLMError(RuntimeError):
+class LLMError(MnemoError, RuntimeError):
     """The model could not give a valid answer, after bounded retries. The run fails with it."""
 
 

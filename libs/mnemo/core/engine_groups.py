@@ -6,7 +6,7 @@ from __future__ import annotations
 from mnemo.core.admission import check_group, parse_group
 from mnemo.core.groups import GroupCache, StaleGroup
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.requests import FieldError, InvalidRequest, NotFound
+from mnemo.domain.requests import FieldError, InvalidRequest, NotFound, Refusal
 from mnemo.settings import Settings
 
 
@@ -40,7 +40,7 @@ class EngineGroups:
                 + "); read it again and reapply the change"
             )
             raise InvalidRequest(
-                message, [FieldError(location="header.If-Match", message=message)], 412
+                message, [FieldError(location="header.If-Match", message=message)], Refusal.stale
             ) from None
         if not stored:
             message = (
@@ -48,7 +48,9 @@ class EngineGroups:
                 "(MNEMO_LIMITS_GROUPS_PER_PROJECT); replace an existing group instead"
             )
             raise InvalidRequest(
-                message, [FieldError(location="path.name", value=name, message=message)], 422
+                message,
+                [FieldError(location="path.name", value=name, message=message)],
+                Refusal.unprocessable,
             )
         return group
 
@@ -64,5 +66,5 @@ class EngineGroups:
             raise InvalidRequest(
                 str(exc),
                 [FieldError(location="body.group", value=name, message=str(exc))],
-                status=422,  # Engram's status for a body naming an unknown group
+                kind=Refusal.unprocessable,  # Engram's status for a body naming an unknown group
             ) from exc

@@ -24,6 +24,7 @@ from mnemo.console import install_console
 from mnemo.console.sampler import sampling
 from mnemo.core.engine import Engine
 from mnemo.core.readiness import LocalWorkers
+from mnemo.errors import MnemoError
 from mnemo.mcp.http import PATH as MCP_PATH
 from mnemo.mcp.http import McpEndpoint
 from mnemo.settings import Settings
@@ -41,7 +42,7 @@ served at `/console`.
 """
 
 
-class UnsafeConfiguration(RuntimeError):
+class UnsafeConfiguration(MnemoError, RuntimeError):
     """Settings that would expose an unauthenticated API beyond this machine."""
 
 

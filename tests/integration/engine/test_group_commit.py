@@ -119,7 +119,7 @@ async def test_a_full_add_queue_refuses_at_once_with_503(engine: Engine, project
     await asyncio.sleep(0.05)
     with pytest.raises(TransportUnavailable) as refused:
         await submitter.submit(record(3))
-    assert refused.value.status == 503 and refused.value.retry_after
+    assert refused.value.kind == "unavailable" and refused.value.retry_after
     assert "add queue is full" in refused.value.detail
     release.set()
     await asyncio.gather(writing, waiting)

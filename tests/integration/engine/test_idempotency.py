@@ -76,7 +76,7 @@ async def test_the_same_key_with_another_request_is_refused(engine: Engine, note
     await engine.admit(notes, _note("User keeps bees."), "add-2")
     with pytest.raises(InvalidRequest) as refused:
         await engine.admit(notes, _note("User keeps wasps."), "add-2")
-    assert refused.value.status == 409
+    assert refused.value.kind == "conflict"
     assert [e.location for e in refused.value.errors] == ["header.Idempotency-Key"]
     assert "different request" in refused.value.detail
     assert await _run_count(engine, notes) == 1

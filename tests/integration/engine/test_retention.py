@@ -102,7 +102,7 @@ async def test_raw_input_is_redacted_after_the_groups_days(
     assert {(x.table, x.column) for x in await scan.find(h.engine.db, [failed_text])} == set()
     with pytest.raises(InvalidRequest, match="retention") as refused:
         await h.engine.retry_run(project, failed)
-    assert refused.value.status == 409
+    assert refused.value.kind == "conflict"
     await h.drain()
     assert await h.status(project, queued) == "completed"
 

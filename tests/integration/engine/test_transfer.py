@@ -142,7 +142,7 @@ async def test_another_project_gets_its_own_bounded_ids(
     # The same ids may not be imported into a third project on this server: they are taken.
     with pytest.raises(InvalidRequest) as clash:
         await _import(target, f"{project}-third", exported)
-    assert clash.value.status == 409 and "another project" in clash.value.detail
+    assert clash.value.kind == "conflict" and "another project" in clash.value.detail
 
 
 async def test_an_erased_users_memories_stay_erased(
@@ -162,7 +162,7 @@ async def test_memories_of_an_unknown_group_are_refused_whole(
     body = {"memories": memories_of(exported)}  # its groups were never imported
     with pytest.raises(InvalidRequest) as refused:
         await import_batch(target, f"{project}-nogroups", ImportBatch.model_validate(body))
-    assert refused.value.status == 422
+    assert refused.value.kind == "unprocessable"
     assert refused.value.errors[0].location == "body.memories[0].group"
 
 

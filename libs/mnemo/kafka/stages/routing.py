@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from mnemo.domain.batch import Batch
 from mnemo.domain.pipeline import BufferStep, Step
+from mnemo.errors import MnemoError
 from mnemo.kafka.events.channels import ChannelKind
 from mnemo.kafka.events.stage import StageEvent
 
@@ -29,7 +30,7 @@ class Emit:
     record: BaseModel
 
 
-class UnroutableStep(ValueError):
+class UnroutableStep(MnemoError, ValueError):
     """A step that no stage service can receive from another stage."""
 
 
