@@ -23,7 +23,7 @@ from bench import mem0_env
 from bench.common import Table, child_env, ms, pct, question, sentence
 from bench.services import LLMProc, conversation_add, fake_llm, prepare_postgres
 from mnemo.domain.requests import AddRequest, SearchRequest
-from mnemo.engine.embedded import start_engine
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 
 SECTION = "4 vs mem0"

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from mnemo.domain.requests import AddRequest
-from mnemo.engine.embedded import start_engine
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 
 WORDS = (

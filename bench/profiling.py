@@ -19,7 +19,7 @@ from typing import Any
 from bench.common import RESULTS_DIR, Table, sentence
 from bench.services import LLMProc, conversation_add, prepare_postgres
 from mnemo.domain.requests import AddRequest
-from mnemo.engine.embedded import start_engine
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 
 SECTION = "5 profile"

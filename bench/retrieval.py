@@ -27,11 +27,11 @@ from pathlib import Path
 from bench.common import RESULTS_DIR as RESULTS
 from bench.common import Table
 from bench.retrieval_data import Dataset, beam, locomo, shared_data
+from mnemo.contracts.embedder import Embedder
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import Candidate
 from mnemo.domain.requests import SearchRequest
-from mnemo.embeddings.base import Embedder
-from mnemo.engine.embedded import start_engine
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 from mnemo.store import commits
 

@@ -25,7 +25,7 @@ from bench.recall import recall_at_k, uses_hnsw
 from bench.services import Server, mnemo_server
 from mnemo.core.engine import Engine
 from mnemo.domain.requests import SearchRequest
-from mnemo.engine.embedded import start_engine
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 
 SECTION = "3 search"

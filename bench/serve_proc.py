@@ -15,10 +15,10 @@ from pathlib import Path
 
 import uvicorn
 
-from mnemo.api import create_app
 from mnemo.api.connections import uvicorn_config
-from mnemo.engine.embedded import start_engine
-from mnemo.engine.processes import spawn_workers
+from mnemo.embedded.processes import spawn_workers
+from mnemo.embedded.startup import start_engine
+from mnemo.gateway.app import create_app
 from mnemo.settings import Settings
 
 

@@ -102,7 +102,7 @@ CONFIGURATION_INTRO = """\
 
 Generated from `mnemo.settings.Settings` at every docs build. One settings object, read
 from the environment once by each entry point (`mnemo serve`, the other CLI commands,
-`services/*`, `python -m mnemo.engine`) and passed down. Every variable is `MNEMO_` plus the
+`services/*`, `python -m mnemo.embedded`) and passed down. Every variable is `MNEMO_` plus the
 field's name; the Kafka section's are `MNEMO_KAFKA_` plus its field's name, the request
 limits' `MNEMO_LIMITS_`. An unknown `MNEMO_*` variable is refused at start-up with its name
 and the closest known one (`MNEMO_WORKER (did you mean MNEMO_WORKERS?)`), except those read
@@ -254,7 +254,7 @@ def cli_markdown() -> str:
 
 
 def openapi_document() -> dict[str, Any]:
-    from mnemo.api import create_app
+    from mnemo.gateway.app import create_app
     from mnemo.settings import Settings
 
     # The document needs no engine: only the routes and their models.

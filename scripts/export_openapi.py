@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from mnemo.api import create_app
+from mnemo.gateway.app import create_app
 from mnemo.settings import Settings
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "clients/typescript/openapi.json"

@@ -27,9 +27,9 @@ from bench.dynamics.oracle import Oracle
 from bench.dynamics.runner import open_run, run_variant
 from bench.dynamics.scenario import Scenario, generate
 from bench.dynamics.variants import VARIANTS
-from mnemo.embeddings.base import Embedder
+from mnemo.contracts.embedder import Embedder
+from mnemo.contracts.llm import LLM
 from mnemo.embeddings.local import LocalEmbedder
-from mnemo.llm.base import LLM
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 

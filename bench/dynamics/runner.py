@@ -20,11 +20,11 @@ from bench.dynamics import figures as fig
 from bench.dynamics.scenario import Event, Scenario, current_values
 from bench.dynamics.variants import Variant
 from mnemo.clock import ManualClock
+from mnemo.contracts.embedder import Embedder
+from mnemo.contracts.llm import LLM, C, Prompt, R
 from mnemo.core.engine import Engine
 from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
-from mnemo.embeddings.base import Embedder
-from mnemo.engine.embedded import start_engine
-from mnemo.llm.base import LLM, C, Prompt, R
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 from mnemo.store.schema import bus_records
 

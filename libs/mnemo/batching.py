@@ -23,14 +23,18 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
+from mnemo.errors import MnemoError
+
 T = TypeVar("T")
 R = TypeVar("R")
 
 DEFAULT_MAX_PENDING = 100_000
 
 
-class QueueFull(RuntimeError):
+class QueueFull(MnemoError, RuntimeError):
     """The batcher's queue holds `max_pending` items already; try again shortly."""
+
+    transient = True
 
 
 class MicroBatcher(Generic[T, R]):

@@ -11,8 +11,11 @@ from prometheus_client import Counter, Gauge, Histogram
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
-RECORDS_IN = Counter("mnemo_records_in_total", "Records consumed", ["stage"])
-RECORDS_OUT = Counter("mnemo_records_out_total", "Records produced", ["stage"])
+# `service`: the process role that moved the record (a Kafka stage service, or the embedded
+# "worker"); `channel`: the channel it was consumed from or produced to (a Kafka channel kind,
+# or the embedded bus record kind: run, flush, consolidate). One meaning each (issue 36).
+RECORDS_IN = Counter("mnemo_records_in_total", "Records consumed", ["service", "channel"])
+RECORDS_OUT = Counter("mnemo_records_out_total", "Records produced", ["service", "channel"])
 STEP_LATENCY = Histogram("mnemo_step_seconds", "Step latency", ["step"], buckets=LATENCY_BUCKETS)
 LLM_CALLS = Counter("mnemo_llm_calls_total", "LLM calls", ["prompt", "provider"])
 LLM_ERRORS = Counter("mnemo_llm_errors_total", "LLM call errors", ["prompt", "kind"])

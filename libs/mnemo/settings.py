@@ -1,7 +1,7 @@
 """One frozen settings object, read from the environment once, by an entry point.
 
 `Settings()` is built by the entry points only (the CLI commands, `services/*`, the
-gateway, `python -m mnemo.engine`, test and bench harnesses) and passed down. Environment
+gateway, `python -m mnemo.embedded`, test and bench harnesses) and passed down. Environment
 variables are `MNEMO_` plus the field name (`MNEMO_LLM_MODEL`); the Kafka section's are
 `MNEMO_KAFKA_` plus its field name (`MNEMO_KAFKA_BOOTSTRAP_SERVERS`). An unknown `MNEMO_*`
 variable is refused (a typo would otherwise be ignored silently), except the ones in
@@ -29,6 +29,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mnemo.domain.limits import InputLimits
 from mnemo.domain.templates import TEMPLATE_NAMES
+from mnemo.errors import MnemoError
 
 PREFIX = "MNEMO_"
 # Read by clients and scripts, not by the server: the CLI's remote commands (MNEMO_URL,
@@ -350,7 +351,7 @@ def known_variables() -> frozenset[str]:
     return frozenset(names)
 
 
-class UnknownVariables(ValueError):
+class UnknownVariables(MnemoError, ValueError):
     """`MNEMO_*` variables that nothing reads (a typo would otherwise be ignored silently);
     the message is one line, naming each and the closest known name."""
 

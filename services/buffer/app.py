@@ -1,4 +1,4 @@
-"""Buffer: hold extracted items per scope until a trigger fires (`mnemo.stages.buffer`'s
+"""Buffer: hold extracted items per scope until a trigger fires (`mnemo.kafka.stages.buffer`'s
 transitions; count and topics-present fire on arrival, time triggers on ticks, each tick
 a barrier of its partition since it changes every buffer there)."""
 
@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import faust
 
-from mnemo import metrics
-from mnemo.domain.memory import RunState
-from mnemo.events.channels import ChannelKind
-from mnemo.events.codec import decode
-from mnemo.events.stage import StageEvent
 from mnemo.kafka.app import make_app
 from mnemo.kafka.buffer_table import BufferTable, publish_ticks
 from mnemo.kafka.channels import channel_names
+from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.codec import decode
+from mnemo.kafka.events.stage import StageEvent
 from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.stages.erasure import withdrawn_if_erased
+from mnemo.kafka.stages.routing import Emit
 from mnemo.kafka.worker import Stage
 from mnemo.settings import Settings
-from mnemo.stages import buffer as stage
-from mnemo.stages.erasure import withdrawn_if_erased
-from mnemo.stages.routing import Emit
 
 SERVICE = "buffer"
 
@@ -38,15 +35,7 @@ def create_app(settings: Settings) -> Stage:
         if await withdrawn_if_erased(await rt.deps(), event.batch.run_ids):
             return []
         group = await (await rt.groups()).get(event.batch.project, event.batch.group)
-        step = stage.batch_buffer(group, event.step_id)
-        key = stage.buffer_key(group.name, step.id, event.scope_key)
-        state = await table.recover(key, group)
-        arrival = stage.arrive(state, event, group, step, incoming.partition, rt.clock.now(),
-                               SERVICE, incoming.trace)  # fmt: skip
-        await rt.emit(arrival.emits)
-        metrics.RUNS.labels(status=RunState.in_buffer.value).inc(len(arrival.fresh))
-        await table.save(key, arrival.state)
-        await table.deliver(key, arrival.state, group)
+        await table.arrive(event, group, incoming)
         return []
 
     async def on_tick(incoming: Incoming) -> list[Emit]:

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import faust
 
-from mnemo.events.channels import ChannelKind
-from mnemo.events.codec import decode
-from mnemo.events.stage import StageEvent
-from mnemo.events.status import RunStatusEvent
 from mnemo.kafka.app import make_app
 from mnemo.kafka.consolidation import attach_consolidation
+from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.codec import decode
+from mnemo.kafka.events.stage import StageEvent
+from mnemo.kafka.events.status import RunStatusEvent
 from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.stages.commit import commit_stage
+from mnemo.kafka.stages.routing import Emit
+from mnemo.kafka.stages.status import apply_status
 from mnemo.kafka.sweeps import sweep_retention_periodically
 from mnemo.kafka.worker import Stage
 from mnemo.settings import Settings
-from mnemo.stages.commit import commit_stage
-from mnemo.stages.routing import Emit
-from mnemo.stages.status import apply_status
 
 SERVICE = "committer"
 

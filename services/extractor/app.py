@@ -10,19 +10,19 @@ from typing import cast
 
 import faust
 
-from mnemo.events.channels import ChannelKind
-from mnemo.events.codec import decode
-from mnemo.events.raw import RawEvent, derived_run_id
 from mnemo.kafka.app import json_schema, make_app
 from mnemo.kafka.channels import changelog_configs, channel_names
+from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.codec import decode
+from mnemo.kafka.events.raw import RawEvent, derived_run_id
 from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.stages import windows as sliding
+from mnemo.kafka.stages.extract import RawPosition, extract_stage
+from mnemo.kafka.stages.routing import Emit
 from mnemo.kafka.sweeps import SweepSchedule
 from mnemo.kafka.worker import Stage
 from mnemo.settings import Settings
-from mnemo.stages import windows as sliding
-from mnemo.stages.extract import RawPosition, extract_stage
-from mnemo.stages.routing import Emit
 
 SERVICE = "extractor"
 

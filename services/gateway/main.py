@@ -1,10 +1,7 @@
 """Process shell of the distributed mode's gateway: `python -m services.gateway`, or
-`uvicorn services.gateway.main:create --factory`.
-
-It serves the Engram API on the Kafka transport (MNEMO_MODE=distributed); the embedded mode's
-server is `mnemo serve`. Settings are read from the environment once, when the factory runs,
-never at import time.
-"""
+`uvicorn services.gateway.main:create --factory`. It serves the Engram API on the Kafka
+transport (MNEMO_MODE=distributed; the embedded mode's server is `mnemo serve`). Settings are
+read from the environment once, when the factory runs, never at import time."""
 
 from __future__ import annotations
 
@@ -12,8 +9,9 @@ import asyncio
 
 from fastapi import FastAPI
 
-from mnemo.api import create_app
 from mnemo.core.engine import Engine
+from mnemo.gateway.app import create_app
+from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 from mnemo.tracing.setup import configure as configure_tracing
 
@@ -44,7 +42,19 @@ def run(settings: Settings | None = None) -> None:
     settings = settings or Settings()
     if settings.mode != "distributed":
         raise SystemExit(EMBEDDED)
-    from mnemo.kafka.gateway import serve
-
+    configure_logging()
     configure_tracing("mnemo-gateway")
-    asyncio.run(serve(settings))
+    asyncio.run(_serve(settings))
+
+
+async def _serve(settings: Settings) -> None:
+    import uvicorn
+
+    from mnemo.api.connections import uvicorn_config
+
+    engine = await start_engine(settings)
+    try:
+        config = uvicorn_config(create_app(settings, engine), settings, log_level="info")
+        await uvicorn.Server(config).serve()
+    finally:
+        await engine.close()

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import faust
 
-from mnemo.events.channels import ChannelKind
-from mnemo.events.codec import decode
-from mnemo.events.stage import StageEvent
 from mnemo.kafka.app import make_app
+from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.codec import decode
+from mnemo.kafka.events.stage import StageEvent
 from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.stages.routing import Emit
+from mnemo.kafka.stages.transform import transform_stage
 from mnemo.kafka.worker import Stage
 from mnemo.settings import Settings
-from mnemo.stages.routing import Emit
-from mnemo.stages.transform import transform_stage
 
 SERVICE = "transformer"
 

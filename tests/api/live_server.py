@@ -18,12 +18,12 @@ from typing import Any, TypeVar
 
 import uvicorn
 
-from mnemo.api import create_app
 from mnemo.api.connections import uvicorn_config
 from mnemo.core.engine import Engine
+from mnemo.embedded.postgres_watch import watch_embedded_postgres
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
-from mnemo.engine.postgres_watch import watch_embedded_postgres
+from mnemo.gateway.app import create_app
 from mnemo.llm.openai_client import OpenAICompatibleLLM
 from mnemo.settings import Settings
 from tests.support.scripted_llm import ScriptedLLMServer

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.api import create_app
-from mnemo.api.app import UnsafeConfiguration
+from mnemo.gateway.app import UnsafeConfiguration, create_app
 from mnemo.settings import Settings
 
 

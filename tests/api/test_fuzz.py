@@ -13,7 +13,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 
-from mnemo.api import create_app
+from mnemo.gateway.app import create_app
 from mnemo.settings import Settings
 from tests.api.live_server import LiveServer
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from mnemo.api import create_app
+from mnemo.gateway.app import create_app
 from mnemo.settings import Settings
 
 

@@ -17,7 +17,7 @@ from tests.api.live_server import LiveServer
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "sentence_transformers", "transformers", "sqlalchemy", "fastapi", "uvicorn",
          "mcp", "mcp_types")  # fmt: skip
-HEAVY_MNEMO = ("mnemo.core", "mnemo.engine", "mnemo.store", "mnemo.embeddings", "mnemo.llm")
+HEAVY_MNEMO = ("mnemo.core", "mnemo.embedded", "mnemo.store", "mnemo.embeddings", "mnemo.llm")
 # What a remote command (add, search, runs, export, import, status) loads once it runs.
 REMOTE = ("mnemo.cli.main", "mnemo.client.sync", "mnemo.client.models", "mnemo.client.errors")
 
@@ -70,5 +70,5 @@ def test_keys_use_the_database_not_the_model(live_server: LiveServer) -> None:
     assert "mnemo.store.keys" in modules  # it did reach the database
     assert [m for m in modules if m.split(".")[0] in ("torch", "sentence_transformers")] == []
     assert not [
-        m for m in modules if m.startswith(("mnemo.engine", "mnemo.embeddings", "mnemo.llm"))
+        m for m in modules if m.startswith(("mnemo.embedded", "mnemo.embeddings", "mnemo.llm"))
     ]

@@ -17,7 +17,7 @@ from mnemo.cli.main import app
 from mnemo.cli.restore import RestoreState
 from mnemo.cli.transfer_http import TransferClient
 from mnemo.client import MnemoClient, PreExtractedInput
-from mnemo.client.errors import ConnectionError
+from mnemo.client.errors import MnemoConnectionError
 from mnemo.domain.scope import bounded_memory_id
 from tests.api.fixtures import Tenant
 from tests.api.live_server import LiveServer, gateway_settings
@@ -109,7 +109,7 @@ def test_an_interrupted_import_resumes(
     def flaky(self: TransferClient, body: dict[str, Any]) -> dict[str, Any]:
         calls["n"] += 1
         if calls["n"] == 5:  # two groups, two memories, then the network goes
-            raise ConnectionError("connection reset")
+            raise MnemoConnectionError("connection reset")
         return real(self, body)
 
     monkeypatch.setattr(TransferClient, "import_batch", flaky)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mnemo.engine.embedded import start_engine
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 from tests.api.fixtures import llm_server
 from tests.api.live_server import LiveServer
@@ -25,7 +25,7 @@ class DocsServer(LiveServer):
     async def _serve(self, sock: Any) -> None:
         import uvicorn
 
-        from mnemo.api import create_app
+        from mnemo.gateway.app import create_app
 
         engine = await start_engine(self.settings)
         self.engine, self._loop = engine, asyncio.get_running_loop()

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from mnemo.core.engine import Engine
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from mnemo.llm.offline import OfflineLLM
 from mnemo.llm.openai_client import OpenAICompatibleLLM
 from mnemo.settings import Settings

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from mnemo.core.endpoints import EndpointChecks
-from mnemo.llm.probe import configured_probes
+from mnemo.core.probes import configured_probes
 from mnemo.settings import Settings
 from tests.support.scripted_llm import ScriptedLLMServer
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from mnemo.core.engine import Engine
-from mnemo.events.raw import RawEvent
+from mnemo.kafka.events.raw import RawEvent
 from mnemo.kafka.forgetting import RawRecordFilter, gone_runs
 from mnemo.kafka.reader import Stored
 from mnemo.store import tombstones

@@ -16,8 +16,8 @@ from sqlalchemy import create_engine, text
 
 from mnemo.domain.scope import bounded_memory_id, scope_key
 from mnemo.domain.templates import group_from_template
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder, hash_embedding
-from mnemo.engine.embedded import start_engine
 from mnemo.store.database import MIGRATIONS, _async_url
 from tests.integration.conftest import engine_settings, scripted_client
 from tests.integration.engine.helpers import add_and_wait, facts

@@ -13,12 +13,12 @@ from typing import Any
 import uvicorn
 from aiokafka import AIOKafkaProducer
 
-from mnemo.api import create_app
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import Memory, Run
 from mnemo.domain.requests import AddRequest, ListRequest, NotFound
-from mnemo.events.channels import ChannelNames
-from mnemo.events.raw import derived_run_id
+from mnemo.gateway.app import create_app
+from mnemo.kafka.events.channels import ChannelNames
+from mnemo.kafka.events.raw import derived_run_id
 from mnemo.settings import Settings
 from mnemo.store import runs
 from tests.kafka.services import free_port

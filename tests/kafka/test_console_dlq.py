@@ -10,7 +10,7 @@ import httpx
 import pytest
 import uvicorn
 
-from mnemo.api import create_app
+from mnemo.gateway.app import create_app
 from tests.kafka.conftest import Cluster
 from tests.kafka.helpers import add, wait_all
 from tests.kafka.services import free_port

@@ -22,9 +22,9 @@ from mnemo.core import erasure as erasure_job
 from mnemo.domain.erasure import STOPPED_RUN_ERROR
 from mnemo.domain.memory import RunState
 from mnemo.domain.requests import AddRequest, NotFound
-from mnemo.events.raw import RawEvent
 from mnemo.kafka.channels import channel_names, ensure_channels
 from mnemo.kafka.dlqops import replay_dlq
+from mnemo.kafka.events.raw import RawEvent
 from mnemo.kafka.reader import read_topic
 from mnemo.kafka.replayops import replay_group
 from tests.integration.engine.helpers import listing

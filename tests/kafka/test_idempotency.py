@@ -43,7 +43,7 @@ async def test_a_repeat_returns_the_first_run_and_nothing_runs_twice(
     assert found == ["User said: I keep bees", "User said: I sail"], service_logs(cluster)
     with pytest.raises(InvalidRequest) as refused:
         await engine.admit(project, _add("ida", "I keep wasps"), "turn-1")
-    assert refused.value.status == 409
+    assert refused.value.kind == "conflict"
 
 
 async def test_a_gateway_started_afresh_answers_a_repeat_with_the_same_run(

@@ -56,11 +56,11 @@ async def test_metrics_endpoints_move_after_runs(cluster: Cluster, project: str)
     await asyncio.sleep(2.5)  # one lag measurement and one buffer tick later
     after = await scrape(cluster)
 
-    def moved(service: str, name: str, **labels: str) -> bool:
-        return total(after[service], name, **labels) > total(before[service], name, **labels)
+    def moved(process: str, name: str, **labels: str) -> bool:
+        return total(after[process], name, **labels) > total(before[process], name, **labels)
 
     for service in ("extractor", "transformer", "committer"):
-        assert moved(service, "mnemo_records_in_total", stage=service), service
+        assert moved(service, "mnemo_records_in_total", service=service), service
     # Ticks are not records: the buffer counts exactly the 3 batches it held.
     records_in = "mnemo_records_in_total"
     assert total(after["buffer"], records_in) - total(before["buffer"], records_in) == 3
@@ -71,11 +71,11 @@ async def test_metrics_endpoints_move_after_runs(cluster: Cluster, project: str)
     assert {cluster.ks.group_id(s) for s in STAGES} <= groups
     assert moved("extractor", "mnemo_llm_calls_total", prompt="extract")
     assert moved("extractor", "mnemo_step_seconds_count", step="extract")
-    assert moved("extractor", "mnemo_records_out_total", stage="extracted")
+    assert moved("extractor", "mnemo_records_out_total", channel="extracted")
     assert moved("buffer", "mnemo_runs_total", status="in_buffer")
     # reconcile runs in the committer, so the buffer hands its batches to the drafts topic
-    assert moved("buffer", "mnemo_records_out_total", stage="drafts")
-    assert moved("transformer", "mnemo_records_out_total", stage="drafts")
+    assert moved("buffer", "mnemo_records_out_total", channel="drafts")
+    assert moved("transformer", "mnemo_records_out_total", channel="drafts")
     assert moved("committer", "mnemo_runs_total", status="completed")
     assert moved("committer", "mnemo_run_seconds_count")
     assert moved("committer", "mnemo_step_seconds_count", step="commit")

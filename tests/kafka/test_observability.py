@@ -16,8 +16,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mnemo.api.exposition import exposition
-from mnemo.events.channels import ChannelKind
 from mnemo.kafka.channels import channel_names
+from mnemo.kafka.events.channels import ChannelKind
 from mnemo.tracing import spans
 from tests.kafka.conftest import Cluster, service_logs
 from tests.kafka.helpers import add, wait_all

@@ -1,22 +1,6 @@
-"""The HTTP gateway speaking the Engram v1 REST API.
+"""The HTTP routes speaking the Engram v1 REST API.
 
-`create_app` is imported lazily so that `mnemo.api.schemas` (pure pydantic) can be shared
-with the client without importing FastAPI.
+The app that serves them, with the console and MCP mounted, is `mnemo.gateway.app.create_app`;
+this package stays importable without FastAPI for `mnemo.api.schemas` (pure pydantic), which
+the client shares.
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from mnemo.api.app import create_app
-
-__all__ = ["create_app"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "create_app":
-        from mnemo.api.app import create_app
-
-        return create_app
-    raise AttributeError(name)

@@ -19,6 +19,7 @@ from mnemo.api.problem_documents import (
     problem_document,
     validation_errors,
 )
+from mnemo.api.statuses import STATUS_OF
 from mnemo.batching import QueueFull
 from mnemo.core.failures import describe, is_transient
 from mnemo.core.transport import RETRY_AFTER_SECONDS
@@ -52,7 +53,7 @@ def problem_response(
 async def _invalid_request(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, InvalidRequest)
     headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
-    return problem_response(exc.status, exc.detail, exc.errors, headers=headers)
+    return problem_response(STATUS_OF[exc.kind], exc.detail, exc.errors, headers=headers)
 
 
 async def _not_found(_: Request, exc: Exception) -> JSONResponse:

@@ -17,16 +17,15 @@ from typing import TextIO
 import typer
 import uvicorn
 
-from mnemo.api import create_app
-from mnemo.api.app import LOOPBACK_HOSTS
 from mnemo.api.connections import uvicorn_config
 from mnemo.core.endpoints import EndpointChecks
 from mnemo.core.engine import Engine
 from mnemo.core.groups import default_group_status
-from mnemo.engine.embedded import start_engine
-from mnemo.engine.postgres_watch import watch_embedded_postgres
-from mnemo.engine.processes import spawn_workers
-from mnemo.llm.probe import configured_probes
+from mnemo.core.probes import configured_probes
+from mnemo.embedded.postgres_watch import watch_embedded_postgres
+from mnemo.embedded.processes import spawn_workers
+from mnemo.embedded.startup import start_engine
+from mnemo.gateway.app import LOOPBACK_HOSTS, create_app
 from mnemo.logs import install_repeat_filter
 from mnemo.settings import Settings
 

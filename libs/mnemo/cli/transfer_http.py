@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from mnemo.client.errors import ConnectionError, error_for
+from mnemo.client.errors import MnemoConnectionError, error_for
 from mnemo.client.transport import default_headers
 
 # An export streams for as long as the project takes; each read waits this long at most.
@@ -50,7 +50,7 @@ class TransferClient:
                     raise error_for(response.status_code, _problem(response))
                 yield response.iter_lines()
         except httpx.TransportError as exc:
-            raise ConnectionError(f"the export stream broke off: {exc}") from exc
+            raise MnemoConnectionError(f"the export stream broke off: {exc}") from exc
 
     def import_batch(self, body: dict[str, Any]) -> dict[str, Any]:
         """POST /v1/import; the server's report."""
@@ -61,7 +61,7 @@ class TransferClient:
                 headers={"Content-Type": "application/json"},
             )
         except httpx.TransportError as exc:
-            raise ConnectionError(str(exc)) from exc
+            raise MnemoConnectionError(str(exc)) from exc
         if response.status_code >= 400:
             raise error_for(response.status_code, _problem(response))
         report: dict[str, Any] = response.json()

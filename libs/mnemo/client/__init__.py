@@ -13,7 +13,7 @@ from mnemo.client.errors import (
     APIError,
     AuthenticationError,
     ConflictError,
-    ConnectionError,
+    MnemoConnectionError,
     MnemoError,
     NotFoundError,
     RunTimeoutError,
@@ -49,7 +49,6 @@ __all__ = [
     "AuthenticationError",
     "BM25Retrieval",
     "ConflictError",
-    "ConnectionError",
     "ConversationInput",
     "EmbeddedClient",
     "FetchRetrieval",
@@ -58,6 +57,7 @@ __all__ = [
     "MemoryVersion",
     "Message",
     "MnemoClient",
+    "MnemoConnectionError",
     "MnemoError",
     "NotFoundError",
     "PreExtractedInput",
@@ -74,6 +74,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "ConnectionError":  # deprecated alias of MnemoConnectionError (it warns)
+        from mnemo.client import errors
+
+        return errors.ConnectionError
     if name == "EmbeddedClient":
         from mnemo.client.embedded import EmbeddedClient
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from mnemo.client.engine_client import EngineClient
 from mnemo.core.engine import Engine
-from mnemo.engine.embedded import start_engine
+from mnemo.embedded.startup import start_engine
 from mnemo.settings import Settings
 
 
@@ -32,7 +32,7 @@ class EmbeddedClient(EngineClient):
     ) -> EmbeddedClient:
         """Start an Engine (workers included) that `close()` will stop.
 
-        `engine_options` go to `mnemo.engine.embedded.start_engine` (llm=, embedder=,
+        `engine_options` go to `mnemo.embedded.startup.start_engine` (llm=, embedder=,
         clock=, run_workers=).
         """
         engine = await start_engine(settings or Settings(), **engine_options)

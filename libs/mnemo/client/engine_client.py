@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from mnemo.api.statuses import status_of
 from mnemo.client import requests as r
 from mnemo.client.errors import NotFoundError, RunTimeoutError, error_for
 from mnemo.client.models import (
@@ -37,7 +38,7 @@ def _typed_errors() -> Iterator[None]:
         yield
     except InvalidRequest as exc:
         errors = [e.model_dump() for e in exc.errors]
-        raise error_for(exc.status, {"detail": exc.detail, "errors": errors}) from exc
+        raise error_for(status_of(exc), {"detail": exc.detail, "errors": errors}) from exc
     except NotFound as exc:
         raise NotFoundError(404, {"detail": str(exc)}) from exc
 

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import builtins
+import warnings
 from typing import Any
 
+# One root for the server's errors and the clients' (issue 36); `transient` marks an error
+# that may pass if the same call is made again later.
+from mnemo.errors import MnemoError
 
-class MnemoError(Exception):
-    """Base of every error the mnemo clients raise."""
+__all__ = [
+    "APIError",
+    "AuthenticationError",
+    "ConflictError",
+    "MnemoConnectionError",
+    "MnemoError",
+    "NotFoundError",
+    "RunTimeoutError",
+    "ValidationError",
+    "error_for",
+]
 
 
 class APIError(MnemoError):
@@ -17,6 +31,11 @@ class APIError(MnemoError):
         self.problem = problem or {}
         self.detail = str(self.problem.get("detail") or self.problem.get("title") or status)
         super().__init__(f"HTTP {status}: {self.detail}")
+
+    @property
+    def transient(self) -> bool:  # type: ignore[override]
+        """429 (slow down) and 502-504 (the server or its queue is unavailable for now)."""
+        return self.status in (429, 502, 503, 504)
 
     @property
     def errors(self) -> list[dict[str, Any]]:
@@ -40,8 +59,11 @@ class ConflictError(APIError):
     """409: the operation does not fit the resource's state (e.g. retrying a completed run)."""
 
 
-class ConnectionError(MnemoError):
-    """The server could not be reached."""
+class MnemoConnectionError(MnemoError, builtins.ConnectionError):
+    """The server could not be reached. Also a builtin `ConnectionError`, so code that
+    catches that one catches this too; the name no longer shadows it."""
+
+    transient = True
 
 
 class RunTimeoutError(MnemoError):
@@ -65,3 +87,16 @@ _BY_STATUS: dict[int, type[APIError]] = {
 
 def error_for(status: int, problem: dict[str, Any] | None) -> APIError:
     return _BY_STATUS.get(status, APIError)(status, problem)
+
+
+def __getattr__(name: str) -> Any:
+    # `ConnectionError` was this module's name for MnemoConnectionError until 2026-12; it
+    # shadowed the builtin in `from mnemo.client.errors import *`.
+    if name == "ConnectionError":
+        warnings.warn(
+            "mnemo.client.ConnectionError is deprecated: use mnemo.client.MnemoConnectionError",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return MnemoConnectionError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,3 +1,4 @@
+# Generated from aio.py by scripts/generate_sync_client.py: edit aio.py, then run it.
 """`MnemoClient`: the synchronous HTTP client, shaped like the Engram SDK's."""
 
 from __future__ import annotations
@@ -177,6 +178,15 @@ class MnemoClient:
     def verify(self) -> None:
         """Raises AuthenticationError unless the API key is valid."""
         self._transport.send(r.verify_key())
+
+    def status(self) -> dict[str, Any]:
+        """GET /v1/status: the key's project (`project`) and its recent failures."""
+        return self._transport.send(r.project_status())
+
+    def import_batch(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST /v1/import: write memories as they are (same ids, nothing extracted), as
+        `mnemo import` does; returns the import report."""
+        return self._transport.send(r.import_batch(body))
 
     def close(self) -> None:
         self._transport.close()

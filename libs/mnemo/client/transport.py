@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from mnemo.client.errors import ConnectionError, error_for
+from mnemo.client.errors import MnemoConnectionError, error_for
 from mnemo.client.requests import Call, WaitPlan
 from mnemo.domain.memory import Run
 
@@ -60,7 +60,7 @@ class SyncTransport:
                 call.method, call.path, **_request_kwargs(call, self.timeout)
             )
         except httpx.TransportError as exc:
-            raise ConnectionError(str(exc)) from exc
+            raise MnemoConnectionError(str(exc)) from exc
         return outcome(call, response)
 
     def drive(self, plan: WaitPlan) -> Run:
@@ -95,7 +95,7 @@ class AsyncTransport:
                 call.method, call.path, **_request_kwargs(call, self.timeout)
             )
         except httpx.TransportError as exc:
-            raise ConnectionError(str(exc)) from exc
+            raise MnemoConnectionError(str(exc)) from exc
         return outcome(call, response)
 
     async def drive(self, plan: WaitPlan) -> Run:

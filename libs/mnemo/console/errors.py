@@ -13,6 +13,7 @@ from fastapi.routing import APIRoute
 from starlette.responses import Response
 
 from mnemo.api.problems import validation_errors
+from mnemo.api.statuses import status_of
 from mnemo.console.rendering import is_htmx, render
 from mnemo.console.session import LOGIN_PATH, ConsoleForbidden, LoginRequired
 from mnemo.domain.requests import InvalidRequest, NotFound
@@ -57,7 +58,7 @@ class ConsoleRoute(APIRoute):
                 return error_page(request, 404, "Not found", [str(exc) or "not found"])
             except InvalidRequest as exc:
                 details = [exc.detail, *(e.message for e in exc.errors if e.message != exc.detail)]
-                return error_page(request, exc.status, "Request refused", details)
+                return error_page(request, status_of(exc), "Request refused", details)
             except RequestValidationError as exc:
                 _status, detail, errors = validation_errors(exc.errors())
                 lines = [f"{e.location}: {e.message}" for e in errors]

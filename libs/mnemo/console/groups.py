@@ -96,7 +96,7 @@ async def _save(
     except DocumentRefused as exc:
         return exc.errors, False
     except InvalidRequest as exc:
-        if exc.status == 412:
+        if exc.kind == "stale":
             return [EditorError("document", STALE_MESSAGE)], True
         return refusal(exc), False
     return [], False

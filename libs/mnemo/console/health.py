@@ -59,16 +59,18 @@ def _labelled(w: Window, name: str, label: str) -> list[str]:
     return sorted({labels.get(label, "") for labels, _ in w.now.select(name)})
 
 
-def _stages(w: Window) -> list[dict[str, Any]]:
+def _channels(w: Window) -> list[dict[str, Any]]:
+    """Records consumed from and produced to each channel (summed over services)."""
+    since_start = Window(w.now, None)
     return [
         {
-            "stage": stage,
-            "in_total": w.now.values.get(("mnemo_records_in_total", (("stage", stage),)), 0.0),
-            "out_total": w.now.values.get(("mnemo_records_out_total", (("stage", stage),)), 0.0),
-            "in_per_second": w.rate(w.increase("mnemo_records_in_total", stage=stage)),
-            "out_per_second": w.rate(w.increase("mnemo_records_out_total", stage=stage)),
+            "channel": channel,
+            "in_total": since_start.increase("mnemo_records_in_total", channel=channel),
+            "out_total": since_start.increase("mnemo_records_out_total", channel=channel),
+            "in_per_second": w.rate(w.increase("mnemo_records_in_total", channel=channel)),
+            "out_per_second": w.rate(w.increase("mnemo_records_out_total", channel=channel)),
         }
-        for stage in _labelled(w, "mnemo_records_in_total", "stage")
+        for channel in _labelled(w, "mnemo_records_in_total", "channel")
     ]
 
 
@@ -154,8 +156,8 @@ async def health_context(request: Request, session: ConsoleSession) -> dict[str,
             "run_p50": quantiles.quantile("mnemo_run_seconds", 0.5),
             "run_p95": quantiles.quantile("mnemo_run_seconds", 0.95),
         },
-        "stages": _stages(window),
-        "stages_out": now.has("mnemo_records_out_total"),
+        "channels": _channels(window),
+        "channels_out": now.has("mnemo_records_out_total"),
         "steps": _steps(quantiles),
         "llm": _llm(quantiles),
         "backlog": _backlog(now),

@@ -9,6 +9,7 @@ from fastapi.responses import RedirectResponse
 from starlette.responses import Response
 
 from mnemo.api.deps import EngineDep
+from mnemo.api.statuses import status_of
 from mnemo.console.errors import ConsoleRoute
 from mnemo.console.forms import FormError, blank_to_none, decode_cursor, encode_cursor
 from mnemo.console.rendering import is_htmx, render
@@ -104,9 +105,9 @@ async def retry_run(
     try:
         await engine.retry_run(session.project, run_id)
     except InvalidRequest as exc:
-        if exc.status == 404:
+        if exc.kind == "missing":
             raise
         context = await _run_context(engine, session, run_id)
         context["retry_error"] = exc.detail
-        return render(request, "run.html", session, context, exc.status)
+        return render(request, "run.html", session, context, status_of(exc))
     return RedirectResponse(f"/console/runs/{run_id}?retried=1", status_code=303)

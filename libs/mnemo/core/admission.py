@@ -18,10 +18,11 @@ from mnemo.domain.requests import (
     FieldError,
     InvalidRequest,
     ListRequest,
+    Refusal,
     SearchRequest,
     location_of,
 )
-from mnemo.domain.scope import normalize_user_id
+from mnemo.domain.scope import InvalidUserId, normalize_user_id
 from mnemo.domain.search import MemoryQuery, RetrievalType, TopicSelector
 from mnemo.domain.templates import group_from_document
 from mnemo.store.tenancy import IsolationError, visible_memories
@@ -29,7 +30,9 @@ from mnemo.store.tenancy import IsolationError, visible_memories
 
 def _refuse_over_limits(errors: list[FieldError], what: str) -> None:
     if errors:
-        raise InvalidRequest(f"the {what} is over a limit; nothing was stored", errors, status=422)
+        raise InvalidRequest(
+            f"the {what} is over a limit; nothing was stored", errors, kind=Refusal.unprocessable
+        )
 
 
 def check_add(group: GroupConfig, request: AddRequest, limits: InputLimits) -> None:
@@ -107,7 +110,9 @@ def check_event_times(request: AddRequest, now: datetime) -> None:
         if as_utc(at) > latest
     ]
     if errors:
-        raise InvalidRequest("the add was refused; nothing was stored", errors, status=422)
+        raise InvalidRequest(
+            "the add was refused; nothing was stored", errors, kind=Refusal.unprocessable
+        )
 
 
 def _selectors(
@@ -126,7 +131,7 @@ def _selectors(
         if not group.has_topic(s.name)
     ]
     if errors:
-        raise InvalidRequest("unknown topics", errors, 422)  # Engram's status
+        raise InvalidRequest("unknown topics", errors, Refusal.unprocessable)  # Engram's status
     return selectors
 
 
@@ -212,7 +217,9 @@ def check_group(group: GroupConfig, limits: InputLimits) -> None:
     _refuse_over_limits(group_errors(group, limits), "group configuration")
     errors = _entry_errors(group.pipeline)
     if errors:
-        raise InvalidRequest("the pipeline would refuse every add it is declared for", errors, 422)
+        raise InvalidRequest(
+            "the pipeline would refuse every add it is declared for", errors, Refusal.unprocessable
+        )
 
 
 def _entry_errors(pipeline: Pipeline) -> list[FieldError]:
@@ -238,3 +245,15 @@ def _entry_errors(pipeline: Pipeline) -> list[FieldError]:
                 )
             )
     return errors
+
+
+def caller_user(user_id: str | None, location: str = "query.user_id") -> str | None:
+    """The caller's user id in its compared form; 422 for one that is refused."""
+    try:
+        return normalize_user_id(user_id)
+    except InvalidUserId as exc:
+        raise InvalidRequest(
+            "invalid user_id",
+            [FieldError(location=location, message=str(exc))],
+            Refusal.unprocessable,
+        ) from exc

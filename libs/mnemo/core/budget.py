@@ -12,8 +12,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from mnemo.errors import MnemoError
 
-class RunTimeBudgetExceeded(RuntimeError):
+
+class RunTimeBudgetExceeded(MnemoError, RuntimeError):
     """A pass of runs through the pipeline took longer than the time budget."""
 
     def __init__(self, seconds: float) -> None:

@@ -6,11 +6,11 @@ import asyncio
 import logging
 
 from mnemo.clock import Clock, SystemClock
+from mnemo.contracts.embedder import Embedder
+from mnemo.contracts.llm import LLM
 from mnemo.core.model_upgrade import bundled_model_changed, upgradable, upgrade_to_bundled
-from mnemo.embeddings.base import Embedder
-from mnemo.llm.base import LLM
+from mnemo.deps import Deps
 from mnemo.settings import Settings
-from mnemo.steps.base import Deps
 from mnemo.store.database import Database, connect
 from mnemo.store.embedder_identity import EmbedderMismatch
 

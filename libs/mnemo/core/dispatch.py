@@ -12,6 +12,8 @@ import time
 from collections.abc import Collection
 
 from mnemo import metrics
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.pipeline import (
     BufferStep,
@@ -20,7 +22,6 @@ from mnemo.domain.pipeline import (
     TransformStep,
     TransformWithContextStep,
 )
-from mnemo.steps.base import Batch, Deps
 from mnemo.steps.extract import extract
 from mnemo.steps.transform import transform
 from mnemo.steps.transform_with_context import transform_with_context

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from mnemo.core.failures import describe
 from mnemo.core.readiness import Check
+from mnemo.errors import MnemoError
 
 RECHECK_SECONDS = 30.0
 PROBE_TIMEOUT_SECONDS = 10.0
@@ -24,7 +25,7 @@ PROBE_TIMEOUT_SECONDS = 10.0
 Probe = Callable[[], Awaitable[str]]
 
 
-class EndpointProblem(RuntimeError):
+class EndpointProblem(MnemoError, RuntimeError):
     """What is wrong with an endpoint, in a sentence an operator can act on."""
 
 

@@ -2,8 +2,10 @@
 
 It admits adds and hands their runs to a `RunTransport` (the embedded bus or Kafka), and
 serves runs, memories, groups and keys from the store. It starts no pipeline itself: the
-entry points compose it with a transport (`mnemo.engine.embedded.start_engine`,
-`mnemo.kafka.gateway.start_engine`).
+entry points compose it with a transport (`mnemo.embedded.startup.start_engine`,
+`mnemo.kafka.gateway.start_engine`). Its adds (admission, trace, write health) are
+`core.engine_adds`, its group methods `core.engine_groups`, the console's reads
+`core.engine_console`; this module holds the fields, runs, memories and keys.
 """
 
 from __future__ import annotations
@@ -11,64 +13,50 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from mnemo import metrics
-from mnemo.core.admission import (
-    check_add,
-    check_event_times,
-    check_group,
-    listing_cursor,
-    memory_query,
-    parse_group,
-)
+from mnemo.core.admission import caller_user as _user
+from mnemo.core.admission import listing_cursor, memory_query
 from mnemo.core.dynamics import Dynamics, ScopeState
+from mnemo.core.engine_adds import EngineAdds
+from mnemo.core.engine_console import EngineConsoleReads
 from mnemo.core.erasure import erase_user
-from mnemo.core.failures import is_transient
-from mnemo.core.groups import GroupCache, StaleGroup
-from mnemo.core.idempotency import Admission, earlier_run, still_contended
+from mnemo.core.groups import GroupCache
 from mnemo.core.keyring import KeyRing
 from mnemo.core.readiness import WriteHealth
-from mnemo.core.records import RunRecord
 from mnemo.core.retry import RunRetry
 from mnemo.core.run_watch import RunWatch
 from mnemo.core.shedding import Shedder
 from mnemo.core.supersession import current_first, with_successors
 from mnemo.core.transport import RunTransport
+from mnemo.deps import Deps
 from mnemo.domain.erasure import ErasureReport
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.idempotency import IdempotencyClaim, KeyTaken
-from mnemo.domain.memory import Memory, MemoryVersion, Run, RunState
+from mnemo.domain.memory import Memory, MemoryVersion, Run
 from mnemo.domain.paging import ListCursor, MemoryListing, selection_digest
 from mnemo.domain.provenance import Provenance
 from mnemo.domain.requests import (
-    AddRequest,
     FieldError,
     InvalidRequest,
     ListRequest,
     NotFound,
     SearchRequest,
 )
-from mnemo.domain.scope import InvalidUserId, normalize_user_id
+from mnemo.domain.scope import normalize_user_id
 from mnemo.settings import Settings
-from mnemo.steps.base import Deps
 from mnemo.store import browse as browse_store
 from mnemo.store import erasure as erasure_store
-from mnemo.store import expiry as expiry_store
-from mnemo.store import keys, run_activity, runs
+from mnemo.store import keys, runs
 from mnemo.store import memories as memory_store
 from mnemo.store import provenance as provenance_store
 from mnemo.store import search as search_store
 from mnemo.store.corpus_stats import CorpusStatsCache
 from mnemo.store.database import Database
 from mnemo.store.tenancy import user_known
-from mnemo.tracing import spans
 from mnemo.tracing.memory import memory_span
 
 log = logging.getLogger(__name__)
@@ -76,7 +64,7 @@ T = TypeVar("T")
 
 
 @dataclass
-class Engine:
+class Engine(EngineAdds, EngineConsoleReads):
     settings: Settings
     database: Database
     deps: Deps
@@ -105,139 +93,7 @@ class Engine:
         await self.deps.aclose()
         await self.database.close()
 
-    # -- groups -------------------------------------------------------------------------
-    async def group(self, project: str, name: str) -> GroupConfig:
-        return await self.groups.get(project, name)
-
-    async def list_groups(self, project: str) -> list[GroupConfig]:
-        return await self.groups.list(project)
-
-    async def put_group(
-        self, project: str, name: str, document: dict[str, object], if_match: str | None = None
-    ) -> GroupConfig:
-        """Create or replace a group. With `if_match`, only while the stored configuration
-        still has that ETag (`GroupConfig.etag`): else 412 and nothing is stored."""
-        group = parse_group(name, document)
-        limits = self.settings.limits
-        check_group(group, limits)
-        try:
-            stored = await self.groups.put(project, group, limits.groups_per_project, if_match)
-        except StaleGroup as exc:
-            message = (
-                f"group '{name}' was changed since it was read (If-Match {if_match} no longer "
-                "matches"
-                + (f"; it is now {exc.current.etag()}" if exc.current else "; it does not exist")
-                + "); read it again and reapply the change"
-            )
-            raise InvalidRequest(
-                message, [FieldError(location="header.If-Match", message=message)], 412
-            ) from None
-        if not stored:
-            message = (
-                f"the project already has {limits.groups_per_project} groups, its limit "
-                "(MNEMO_LIMITS_GROUPS_PER_PROJECT); replace an existing group instead"
-            )
-            raise InvalidRequest(
-                message, [FieldError(location="path.name", value=name, message=message)], 422
-            )
-        return group
-
-    async def delete_group(self, project: str, name: str, force: bool) -> int:
-        """Remove a group (and with `force`, its memories); how many memories went. The
-        `default` group comes back from the template on its next use."""
-        return await self.groups.delete(project, name, force)
-
-    # -- adds and runs ------------------------------------------------------------------
-    async def add(
-        self, project: str, request: AddRequest, idempotency_key: str | None = None
-    ) -> Run:
-        """Durably record the add and its run; returns once both are committed."""
-        return (await self.admit(project, request, idempotency_key)).run
-
-    async def admit(
-        self, project: str, request: AddRequest, idempotency_key: str | None = None
-    ) -> Admission:
-        """`add`, saying whether an earlier add with the same `idempotency_key` (within the
-        window, in this project) had started the run: then nothing new is stored. The run's
-        trace starts here (`mnemo.add`) and travels with its record."""
-        attributes = {"mnemo.project": project, "mnemo.group": request.group}
-        with spans.span("mnemo.add", attributes) as span:
-            try:
-                admission = await self._admit_in_time(project, request, idempotency_key)
-            except Exception as exc:
-                if is_transient(exc):
-                    self.write_health.failed(exc)
-                raise
-            self.write_health.succeeded()
-            span.set("mnemo.run_id", admission.run.run_id)
-            return admission
-
-    async def _admit_in_time(
-        self, project: str, request: AddRequest, idempotency_key: str | None
-    ) -> Admission:
-        """A frozen database would hold the add forever: past MNEMO_ADD_TIMEOUT_SECONDS it is
-        a TimeoutError, transient (503, Retry-After) like any outage."""
-        limit = self.settings.add_timeout_seconds
-        try:
-            async with asyncio.timeout(limit):
-                return await self._admit(project, request, idempotency_key)
-        except TimeoutError as exc:
-            raise TimeoutError(
-                f"the add was not recorded within {limit:g} s (MNEMO_ADD_TIMEOUT_SECONDS): "
-                "the database does not answer"
-            ) from exc
-
-    async def _admit(
-        self, project: str, request: AddRequest, idempotency_key: str | None
-    ) -> Admission:
-        started = time.perf_counter()
-        for _ in range(3):  # a key can only be lost to an add its transport then refused
-            if idempotency_key is not None:
-                earlier = await earlier_run(
-                    self.db, project, idempotency_key, request, self.deps.clock.now(),
-                    self.settings.idempotency_window_seconds,
-                )  # fmt: skip
-                if earlier is not None:
-                    return Admission(earlier, replayed=True)
-            try:
-                run = await self._submit(project, request, idempotency_key)
-            except KeyTaken:
-                continue
-            metrics.ADD_LATENCY.observe(time.perf_counter() - started)
-            metrics.RUNS.labels(status=RunState.running.value).inc()
-            return Admission(run)
-        assert idempotency_key is not None
-        raise still_contended(idempotency_key)
-
-    async def _submit(self, project: str, request: AddRequest, idempotency_key: str | None) -> Run:
-        group = await self._group_for_request(project, request.group)
-        check_add(group, request, self.settings.limits)
-        now = self.deps.clock.now()
-        check_event_times(request, now)
-        await self.shedder.admit(project)
-        record = RunRecord.new(
-            run_id=str(uuid.uuid4()),
-            project=project,
-            group=group.name,
-            config=group,
-            input=request.input,
-            user_id=request.user_id,
-            properties=request.properties,
-            root=request.root,
-            now=now,
-            recalled=request.recalled,
-        )
-        claim = None
-        if idempotency_key is not None:
-            claim = IdempotencyClaim.new(
-                project, idempotency_key, request, record.run_id, now,
-                self.settings.idempotency_window_seconds,
-            )  # fmt: skip
-        await self.dynamics.before_add(project, group.name, record.user_id)
-        record = replace(record, trace=spans.carrier())
-        await self.transport.submit(record, claim)
-        return record.to_run()
-
+    # -- runs -----------------------------------------------------------------------
     async def get_run(self, project: str, run_id: str) -> Run:
         async with self.db.connect() as conn:
             run = await runs.get(conn, project, run_id)
@@ -449,84 +305,6 @@ class Engine:
         g = await self._group_for_request(project, group)
         return await self.dynamics.scopes(project, g.name)
 
-    # -- operator console reads ---------------------------------------------------------
-    async def list_runs(
-        self,
-        project: str,
-        *,
-        status: RunState | None = None,
-        user_id: str | None = None,
-        before: tuple[datetime, str] | None = None,
-        limit: int = 50,
-    ) -> list[Run]:
-        """The project's runs, newest first; `before` is the last (created_at, run_id) seen."""
-        async with self.database.db.connect() as conn:
-            return await runs.recent(
-                conn,
-                project,
-                status=status,
-                user_id=_user(user_id),
-                before=before,
-                limit=limit,
-            )
-
-    async def runs_per_minute(
-        self, project: str, since: datetime, until: datetime
-    ) -> list[run_activity.MinuteOfRuns]:
-        """Runs completed and failed per minute, with add-to-commit p50/p95 (console charts)."""
-        async with self.database.db.connect() as conn:
-            return await run_activity.per_minute(conn, project, since, until)
-
-    async def get_runs(self, project: str, run_ids: list[str]) -> list[Run]:
-        """The project's runs among `run_ids` (others are skipped), newest first."""
-        async with self.database.db.connect() as conn:
-            return await runs.get_many(conn, project, run_ids)
-
-    async def run_input(self, project: str, run_id: str) -> runs.RunInput:
-        async with self.database.db.connect() as conn:
-            found = await runs.submitted(conn, project, run_id)
-        if found is None:
-            raise NotFound(f"run '{run_id}' not found")
-        return found
-
-    async def expired_memory_ids(self, project: str, group: str, ids: list[str]) -> set[str]:
-        """Which of `ids` have expired (their topic's `ttl_days` / `expire_unrecalled_days`):
-        search and list no longer return them; the console marks them."""
-        g = await self._group_for_request(project, group)
-        async with self.database.db.connect() as conn:
-            return await expiry_store.expired_ids(conn, g, ids)
-
-    async def browse_memories(
-        self,
-        project: str,
-        group: str,
-        *,
-        topic: str | None = None,
-        user_id: str | None = None,
-        properties: dict[str, str] | None = None,
-        limit: int = 25,
-        offset: int = 0,
-    ) -> tuple[list[Memory], int]:
-        """A page of a group's memories across the project's users (the console's view)."""
-        g = await self._group_for_request(project, group)
-        if topic is not None and not g.has_topic(topic):
-            raise InvalidRequest(
-                f"group '{g.name}' has no topic '{topic}'",
-                [FieldError(location="query.topic", value=topic, message="unknown topic")],
-            )
-        topics = [topic] if topic else [t.name for t in g.topics]
-        async with self.database.db.connect() as conn:
-            return await browse_store.browse(
-                conn,
-                project,
-                g,
-                topics=topics,
-                user_id=_user(user_id),
-                properties=properties or {},
-                limit=limit,
-                offset=offset,
-            )
-
     async def memory_run_ids(
         self, project: str, group: str, user_id: str | None, memory_id: str
     ) -> list[str]:
@@ -551,23 +329,3 @@ class Engine:
     def db(self) -> AsyncEngine:
         """The SQLAlchemy handle of the store."""
         return self.database.db
-
-    async def _group_for_request(self, project: str, name: str) -> GroupConfig:
-        try:
-            return await self.groups.get(project, name)
-        except NotFound as exc:
-            raise InvalidRequest(
-                str(exc),
-                [FieldError(location="body.group", value=name, message=str(exc))],
-                status=422,  # Engram's status for a body naming an unknown group
-            ) from exc
-
-
-def _user(user_id: str | None, location: str = "query.user_id") -> str | None:
-    """The caller's user id in its compared form; 422 for one that is refused."""
-    try:
-        return normalize_user_id(user_id)
-    except InvalidUserId as exc:
-        raise InvalidRequest(
-            "invalid user_id", [FieldError(location=location, message=str(exc))], 422
-        ) from exc

@@ -16,15 +16,9 @@ import errno
 import socket
 
 import psycopg
-from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 
-from mnemo.batching import QueueFull
-from mnemo.events.dlq import Reason
-from mnemo.llm.base import LLMError
-from mnemo.store.commits import CommitError
-
-MAX_ERROR_CHARS = 2000
+from mnemo.errors import MAX_ERROR_CHARS, MnemoError, connection_cause, describe
 
 # Postgres SQLSTATEs of a server that went away or is not taking connections yet
 # (class 08 is matched by prefix), and of a transaction the server aborted only because of
@@ -49,10 +43,12 @@ _CONNECTION_ERRNOS = frozenset(
 
 
 def is_transient(exc: BaseException) -> bool:
-    """True when `exc` says the database or the broker is unavailable right now (or an
-    in-memory queue is full for the moment)."""
-    if isinstance(exc, QueueFull):
-        return True
+    """True when `exc` says the database or the broker is unavailable right now (or a
+    mnemo error is `transient`: an in-memory queue full for the moment)."""
+    if isinstance(
+        exc, MnemoError
+    ):  # mnemo's own errors say it (a full queue, an unavailable queue)
+        return exc.transient
     if isinstance(exc, sa_exc.DBAPIError):
         if exc.connection_invalidated or isinstance(exc, sa_exc.InterfaceError):
             return True
@@ -94,35 +90,6 @@ def _is_connection_oserror(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in _CONNECTION_ERRNOS
 
 
-def connection_cause(exc: BaseException) -> OSError | None:
-    """The socket error under a client library's error, if any (e.g. a refused connection
-    that an HTTP client reports as a connect timeout)."""
-    cause = exc.__cause__ or exc.__context__
-    while cause is not None:
-        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
-            return cause
-        cause = cause.__cause__ or cause.__context__
-    return None
-
-
-def describe(exc: BaseException, limit: int = MAX_ERROR_CHARS) -> str:
-    """The error text a failed run or a DLQ record carries: `Type: message`, bounded."""
-    name = exc.__class__.__name__
-    text = f"{name}: {str(exc) or name}"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def reason_of(exc: BaseException) -> Reason:
-    """The DLQ reason of a failure that is not transient."""
-    if isinstance(exc, ValidationError | UnicodeDecodeError):
-        return "invalid_payload"
-    if isinstance(exc, LLMError):
-        return "llm"
-    if isinstance(exc, CommitError):
-        return "commit"
-    return "step"
-
-
 class Backoff:
     """Exponential waits between retries of a transient failure: `initial`, doubling,
     at most `cap` seconds; `reset` after a success."""
@@ -139,3 +106,6 @@ class Backoff:
 
     def reset(self) -> None:
         self._next = self.initial
+
+
+__all__ = ["MAX_ERROR_CHARS", "Backoff", "connection_cause", "describe", "is_transient"]

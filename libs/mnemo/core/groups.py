@@ -9,8 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from mnemo.clock import Clock
 from mnemo.core.ttl_cache import TTLCache
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.requests import FieldError, InvalidRequest, NotFound
+from mnemo.domain.requests import FieldError, InvalidRequest, NotFound, Refusal
 from mnemo.domain.templates import group_from_template
+from mnemo.errors import MnemoError
 from mnemo.store import groups as group_store
 
 log = logging.getLogger(__name__)
@@ -19,7 +20,7 @@ DEFAULT_GROUP = "default"
 _TTL_SECONDS = 2.0
 
 
-class StaleGroup(Exception):
+class StaleGroup(MnemoError):
     """A conditional save's If-Match names a configuration that is no longer stored."""
 
     def __init__(self, current: GroupConfig | None) -> None:
@@ -111,7 +112,7 @@ class GroupCache:
                 )
                 raise InvalidRequest(
                     message, [FieldError(location="query.force", value=False, message=message)],
-                    status=409,
+                    kind=Refusal.conflict,
                 )  # fmt: skip
             await group_store.delete(conn, project, name)
         self._cache.forget((project, name))

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.domain.idempotency import HEADER, request_fingerprint
 from mnemo.domain.memory import Run
-from mnemo.domain.requests import AddRequest, FieldError, InvalidRequest
+from mnemo.domain.requests import AddRequest, FieldError, InvalidRequest, Refusal
 from mnemo.store import idempotency, runs
 
 
@@ -49,7 +49,7 @@ def _reused(key: str, first_used: datetime, window: float) -> InvalidRequest:
     return InvalidRequest(
         f"{HEADER} '{key}' was already used for a different request",
         [FieldError(location=f"header.{HEADER}", value=key, message=message)],
-        status=409,
+        kind=Refusal.conflict,
     )
 
 
@@ -59,5 +59,5 @@ def still_contended(key: str) -> InvalidRequest:
     return InvalidRequest(
         f"another add with {HEADER} '{key}' is in progress; retry shortly",
         [FieldError(location=f"header.{HEADER}", value=key, message="key in use")],
-        status=409,
+        kind=Refusal.conflict,
     )

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from mnemo.core.admission import check_group
 from mnemo.core.engine import Engine
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.requests import FieldError, InvalidRequest, NotFound, location_of
+from mnemo.domain.requests import FieldError, InvalidRequest, NotFound, Refusal, location_of
 from mnemo.domain.scope import bounded_memory_id, normalize_user_id, topic_scope
 from mnemo.domain.transfer import (
     ExportedGroup,
@@ -95,7 +95,9 @@ async def _put_group(engine: Engine, project: str, index: int, exported: Exporte
     if not await engine.groups.put(project, group, limits.groups_per_project):
         message = f"the project already has {limits.groups_per_project} groups, its limit"
         location = location_of(("body", "groups", index, "name"))
-        raise InvalidRequest(message, [FieldError(location=location, message=message)], 422)
+        raise InvalidRequest(
+            message, [FieldError(location=location, message=message)], Refusal.unprocessable
+        )
 
 
 async def _prepare(
@@ -129,7 +131,9 @@ async def _prepare(
             continue
         by_id[row["id"]] = _Prepared(index, memory, row)
     if errors:
-        raise InvalidRequest("memories of unknown groups; nothing was imported", errors, 422)
+        raise InvalidRequest(
+            "memories of unknown groups; nothing was imported", errors, Refusal.unprocessable
+        )
     for prepared in by_id.values():
         prepared.versions = [
             v.model_dump(exclude={"embedding"}) | {"embedding": None}
@@ -222,7 +226,7 @@ def _bad_vector(index: int, problem: str) -> InvalidRequest:
     return InvalidRequest(
         "an exported vector does not fit the model it names; nothing was imported",
         [FieldError(location=location, message=problem)],
-        422,
+        Refusal.unprocessable,
     )
 
 
@@ -232,5 +236,5 @@ def _conflict(ids: list[str]) -> InvalidRequest:
         "memory ids that belong to another project or group here; nothing of this batch "
         f"was imported: {shown}",
         [FieldError(location="body.memories", message=f"id taken: {i}") for i in ids[:10]],
-        409,
+        Refusal.conflict,
     )

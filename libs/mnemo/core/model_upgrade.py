@@ -22,10 +22,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from mnemo.contracts.embedder import Embedder
 from mnemo.core.reembed import reembed
 from mnemo.domain.consolidation import ConsolidationConfig
 from mnemo.domain.reconsolidation import ReconsolidationConfig
-from mnemo.embeddings.base import Embedder
 from mnemo.embeddings.local import LocalEmbedder
 from mnemo.settings import Settings
 from mnemo.store.embedder_identity import PASS_PREFIX, EmbedderMismatch

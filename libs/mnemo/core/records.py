@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from mnemo.domain.batch import Batch
 from mnemo.domain.event_time import dated, input_time
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Run, RunState
 from mnemo.domain.scope import normalize_user_id, scope_key
-from mnemo.steps.base import Batch
 from mnemo.store.runs import run_from_row
 
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mnemo.embeddings.base import Embedder
+from mnemo.contracts.embedder import Embedder
+from mnemo.errors import MnemoError
 from mnemo.store import reembedding
 from mnemo.store.embedder_identity import (
     DIM_KEY,
@@ -36,7 +37,7 @@ from mnemo.store.reembedding import TABLES, Progress
 log = logging.getLogger(__name__)
 
 
-class ReembedRefused(RuntimeError):
+class ReembedRefused(MnemoError, RuntimeError):
     """The pass cannot start; the message says why and what to do."""
 
 

@@ -19,7 +19,7 @@ from mnemo.core.failures import describe
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import RunTransport, TransportUnavailable
 from mnemo.domain.memory import Run, RunState
-from mnemo.domain.requests import InvalidRequest
+from mnemo.domain.requests import InvalidRequest, Refusal
 from mnemo.store import runs
 from mnemo.tracing import spans
 
@@ -57,7 +57,7 @@ class RunRetry:
             raise TransportUnavailable(f"run '{run_id}' was not retried: {describe(exc)}") from exc
         if claimed is None:
             run = await self.get_run(project, run_id)
-            raise InvalidRequest(_not_retried(run), status=409)
+            raise InvalidRequest(_not_retried(run), kind=Refusal.conflict)
         try:
             await self.transport.publish(claimed[0])
         except Exception as exc:

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.core.transport import TransportUnavailable
 from mnemo.core.ttl_cache import TTLCache
-from mnemo.domain.requests import InvalidRequest
+from mnemo.domain.requests import InvalidRequest, Refusal
 from mnemo.settings import Settings
 from mnemo.store import runs
 
@@ -58,7 +58,7 @@ class Shedder:
                 raise InvalidRequest(
                     f"project has {mine} open runs, its quota is {self.project_max_open} "
                     "(MNEMO_PROJECT_MAX_OPEN_RUNS); retry once some have finished",
-                    status=429,
+                    kind=Refusal.overloaded,
                     retry_after=math.ceil(COUNT_SECONDS) + 1,
                 )
             total = sum(counts.values()) + sum(self._admitted.values())
@@ -87,7 +87,7 @@ class Shedder:
             raise InvalidRequest(
                 f"project is over its add rate of {self.rate:g}/s "
                 f"(MNEMO_PROJECT_ADDS_PER_SECOND); retry in {wait} s",
-                status=429,
+                kind=Refusal.overloaded,
                 retry_after=wait,
             )
         bucket.tokens -= 1

@@ -1,6 +1,6 @@
 """How the Engine hands runs to a pipeline: the contract both transports implement.
 
-The embedded transport (`mnemo.engine`) keeps its queue in the Postgres database the runs
+The embedded transport (`mnemo.embedded`) keeps its queue in the Postgres database the runs
 live in; the Kafka transport (`mnemo.kafka`) publishes raw events to a broker. The Engine
 only knows this protocol, so it never loads the embedded runner.
 """
@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.core.records import RunRecord
 from mnemo.domain.idempotency import IdempotencyClaim
-from mnemo.domain.requests import InvalidRequest
+from mnemo.domain.requests import InvalidRequest, Refusal
 
 RETRY_AFTER_SECONDS = 5
 
@@ -24,7 +24,7 @@ class TransportUnavailable(InvalidRequest):
     left nothing behind, a retried run is failed again as it was."""
 
     def __init__(self, detail: str, retry_after: int = RETRY_AFTER_SECONDS) -> None:
-        super().__init__(detail, status=503, retry_after=retry_after)
+        super().__init__(detail, kind=Refusal.unavailable, retry_after=retry_after)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -125,3 +126,11 @@ class GroupConfig(BaseModel):
 
     def extract_steps(self) -> tuple[ExtractStep, ...]:
         return tuple(s for s in self.pipeline.steps if isinstance(s, ExtractStep))
+
+
+class GroupSource(Protocol):
+    """Where steps read a group's configuration (the engine's cache of the groups table)."""
+
+    async def get(self, project: str, name: str) -> GroupConfig:
+        """The group `name` of `project`; raises `NotFound` when there is none."""
+        ...

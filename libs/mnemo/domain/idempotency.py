@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from mnemo.domain.requests import AddRequest
+from mnemo.errors import MnemoError
 
 KEY_PATTERN = r"^[\x20-\x7e]+$"  # printable ASCII, as HTTP header values safely carry
 KEY_CHARS = 255
@@ -81,7 +82,7 @@ class IdempotencyClaim:
         }
 
 
-class KeyTaken(Exception):
+class KeyTaken(MnemoError):
     """The add's key was claimed by another add first (a concurrent or earlier one that is
     still in its window): this add stored nothing."""
 

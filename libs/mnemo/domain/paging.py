@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from mnemo.domain.instant import AwareInstant
 from mnemo.domain.memory import Memory
 from mnemo.domain.search import MemoryQuery
+from mnemo.errors import MnemoError
 
 CURSOR_CHARS = 1024
 CURSOR = (
@@ -38,7 +39,7 @@ NEXT_CURSOR = (
 )
 
 
-class InvalidCursor(ValueError):
+class InvalidCursor(MnemoError, ValueError):
     """A cursor that is not one this server made, or one made for other filters."""
 
 

@@ -11,11 +11,12 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemo.domain.inputs import InputType
+from mnemo.errors import MnemoError
 
 _ID = r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$"
 
 
-class MissingStep(LookupError):
+class MissingStep(MnemoError, LookupError):
     """A run, flush or buffer names a step the pipeline does not have (it changed)."""
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from enum import StrEnum
+from typing import Annotated
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -13,6 +14,7 @@ from mnemo.domain.paging import CURSOR, CURSOR_CHARS
 from mnemo.domain.scope import UserId
 from mnemo.domain.search import Name, PropertyKey, PropertyValue, RetrievalType, TopicSelector
 from mnemo.domain.wire import WireModel
+from mnemo.errors import MnemoError
 
 Properties = dict[PropertyKey, PropertyValue]
 MemoryId = Annotated[str, Field(min_length=1, max_length=128)]
@@ -173,15 +175,28 @@ class FieldError(BaseModel):
     value: object | None = None
 
 
-class InvalidRequest(ValueError):
-    """A request the engine refuses; nothing was stored. Maps to `status` (400 unless
-    said otherwise; 422 for a limit) with named locations."""
+class Refusal(StrEnum):
+    """Why a request is refused; the HTTP API answers each with its status (`mnemo.api.problems`)."""
+
+    invalid = "invalid"  # malformed or contradictory
+    missing = "missing"  # what it names does not exist
+    conflict = "conflict"  # it does not fit the resource's state (a retried completed run)
+    stale = "stale"  # the resource changed since the caller read it (If-Match)
+    too_large = "too_large"  # over a size limit of the whole request
+    unprocessable = "unprocessable"  # well-formed, but over a limit or naming the unknown
+    overloaded = "overloaded"  # the caller sends faster than its share: slow down
+    unavailable = "unavailable"  # the pipeline did not take it now: retry later
+
+
+class InvalidRequest(MnemoError, ValueError):
+    """A request the engine refuses; nothing was stored. `kind` says why (`invalid` unless
+    said otherwise), with named locations; `retry_after` in seconds, when waiting helps."""
 
     def __init__(
         self,
         detail: str,
         errors: list[FieldError] | None = None,
-        status: Literal[400, 404, 409, 412, 413, 422, 429, 503] = 400,
+        kind: Refusal = Refusal.invalid,
         retry_after: int | None = None,
     ) -> None:
         self.errors = errors or []
@@ -190,9 +205,9 @@ class InvalidRequest(ValueError):
         named = "; ".join(f"{e.location}: {e.message}" for e in self.errors)
         super().__init__(f"{detail} ({named})" if named else detail)
         self.detail = detail
-        self.status = status
-        self.retry_after = retry_after  # seconds, for a 429 or 503 (the Retry-After header)
+        self.kind = kind
+        self.retry_after = retry_after
 
 
-class NotFound(LookupError):
+class NotFound(MnemoError, LookupError):
     """Missing, or not visible to the caller (never says which)."""

@@ -13,11 +13,12 @@ from pydantic import AfterValidator, StringConstraints
 
 from mnemo.domain.limits import USER_ID_CHARS
 from mnemo.domain.topics import Topic
+from mnemo.errors import MnemoError
 
 _BOUNDED_NAMESPACE = uuid.UUID("6f1d7a52-8c1b-4d55-9d1e-3f0a9b6c2e11")
 
 
-class InvalidUserId(ValueError):
+class InvalidUserId(MnemoError, ValueError):
     """A user id that compatibility normalization would turn into another id."""
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from mnemo.errors import MnemoError
+
 Location = tuple[str | int, ...]
 
 NUL_MESSAGE = "text must not contain NUL (\\u0000) characters"
 SURROGATE_MESSAGE = "text must not contain unpaired UTF-16 surrogates (e.g. \\ud800)"
 
 
-class TooDeep(ValueError):
+class TooDeep(MnemoError, ValueError):
     """A document nested deeper than allowed; `location` is the first container too deep."""
 
     def __init__(self, location: Location, max_depth: int) -> None:

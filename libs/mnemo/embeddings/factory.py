@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mnemo.embeddings.base import Embedder
+    from mnemo.contracts.embedder import Embedder
     from mnemo.settings import Settings
 
 

@@ -15,6 +15,7 @@ from tenacity import (
     stop_after_attempt,
 )
 
+from mnemo.errors import MnemoError
 from mnemo.llm.openai_client import (
     describe_error,
     is_transient,
@@ -31,7 +32,7 @@ log = logging.getLogger(__name__)
 BATCH_SIZE = 256
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(MnemoError, RuntimeError):
     """The embedding server gave no usable vectors, after bounded retries."""
 
 

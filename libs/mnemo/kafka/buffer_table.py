@@ -1,6 +1,6 @@
 """The buffer service's state: one `BufferState` per buffer in a changelog-backed faust table.
 
-The transitions are pure (`mnemo.stages.buffer`); this module only stores their results and
+The transitions are pure (`mnemo.kafka.stages.buffer`); this module only stores their results and
 delivers a pending flush: produce it, wait for the broker's acknowledgement, then clear it.
 A state is written to the changelog (and flushed) before anything that depends on it is
 produced, so a crash at any point re-delivers rather than loses. Items of erased users are
@@ -17,14 +17,17 @@ from faust.types import TableT
 from mnemo import metrics
 from mnemo.core.groups import GroupCache
 from mnemo.domain.group import GroupConfig
-from mnemo.events.channels import ChannelKind
+from mnemo.domain.memory import RunState
 from mnemo.kafka.app import json_schema
 from mnemo.kafka.channels import changelog_configs
+from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.stage import StageEvent
+from mnemo.kafka.handler import Incoming
 from mnemo.kafka.metrics import BUFFERED_RUNS
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.stages import buffer as stage
+from mnemo.kafka.stages.buffer import BufferState
 from mnemo.kafka.sweeps import SweepSchedule
-from mnemo.stages import buffer as stage
-from mnemo.stages.buffer import BufferState
 from mnemo.store import erasure, tombstones
 from mnemo.tracing.pipeline import batch_attributes, record_span
 
@@ -78,6 +81,19 @@ class BufferTable:
         """The buffer's state, after delivering a flush a crash left pending."""
         state = self.load(key)
         return await self.deliver(key, state, group) if state is not None else None
+
+    async def arrive(self, event: StageEvent, group: GroupConfig, incoming: Incoming) -> None:
+        """An extracted batch joins its buffer: recover the buffer, apply the arrival (count
+        and topics triggers fire here), publish what it emits, then store and deliver."""
+        step = stage.batch_buffer(group, event.step_id)
+        key = stage.buffer_key(group.name, step.id, event.scope_key)
+        state = await self.recover(key, group)
+        arrival = stage.arrive(state, event, group, step, incoming.partition, self.rt.clock.now(),
+                               self.rt.service, incoming.trace)  # fmt: skip
+        await self.rt.emit(arrival.emits)
+        metrics.RUNS.labels(status=RunState.in_buffer.value).inc(len(arrival.fresh))
+        await self.save(key, arrival.state)
+        await self.deliver(key, arrival.state, group)
 
     async def sweep(self, partition: int) -> None:
         """Remove the items of erased users' runs from the partition's buffers (an erase

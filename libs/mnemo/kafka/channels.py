@@ -14,7 +14,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError
 
-from mnemo.events.channels import PIPELINE_CHANNELS, ChannelKind, ChannelNames
+from mnemo.kafka.events.channels import PIPELINE_CHANNELS, ChannelKind, ChannelNames
 from mnemo.settings import KafkaSettings
 
 log = logging.getLogger(__name__)

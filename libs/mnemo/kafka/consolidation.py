@@ -13,13 +13,13 @@ import time
 
 import faust
 
-from mnemo.events.channels import ChannelKind
-from mnemo.events.codec import decode
-from mnemo.events.consolidation import ConsolidationCheck
+from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.codec import decode
+from mnemo.kafka.events.consolidation import ConsolidationCheck
 from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
-from mnemo.stages.consolidate import consolidate_stage, due_checks
-from mnemo.stages.routing import Emit
+from mnemo.kafka.stages.consolidate import consolidate_stage, due_checks
+from mnemo.kafka.stages.routing import Emit
 
 
 def attach_consolidation(app: faust.App, rt: Runtime) -> None:

@@ -25,12 +25,12 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.domain.memory import RunState
-from mnemo.events.channels import ChannelKind
-from mnemo.events.codec import decode, encode
-from mnemo.events.dlq import DlqRecord
-from mnemo.events.raw import RawEvent
-from mnemo.events.status import RunStatusEvent
 from mnemo.kafka.channels import channel_names
+from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.codec import decode, encode
+from mnemo.kafka.events.dlq import DlqRecord
+from mnemo.kafka.events.raw import RawEvent
+from mnemo.kafka.events.status import RunStatusEvent
 from mnemo.kafka.forgetting import RawRecordFilter, gone_runs
 from mnemo.kafka.reader import Stored, producer, read_topic
 from mnemo.settings import KafkaSettings

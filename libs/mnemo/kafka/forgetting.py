@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.retention import Redaction
 from mnemo.domain.scope import normalize_user_id
-from mnemo.events.raw import RawEvent
+from mnemo.kafka.events.raw import RawEvent
 from mnemo.kafka.reader import Stored
 from mnemo.store import groups as group_store
 from mnemo.store import tombstones

@@ -1,23 +1,19 @@
 """The gateway in distributed mode: the Engine on the Kafka transport (no pipeline workers).
 
-`python -m mnemo.kafka.gateway` serves the API on MNEMO_HOST:MNEMO_PORT; `services.gateway`
-does the same with MNEMO_MODE=distributed.
+`python -m services.gateway` serves the API with it on MNEMO_HOST:MNEMO_PORT
+(MNEMO_MODE=distributed).
 """
 
 from __future__ import annotations
 
-import asyncio
-
 from mnemo.clock import Clock
+from mnemo.contracts.embedder import Embedder
+from mnemo.contracts.llm import LLM
 from mnemo.core.connect import open_deps
 from mnemo.core.engine import Engine
 from mnemo.core.groups import GroupCache
-from mnemo.embeddings.base import Embedder
 from mnemo.kafka.transport import KafkaTransport
-from mnemo.llm.base import LLM
-from mnemo.logs import configure_logging
 from mnemo.settings import Settings
-from mnemo.tracing.setup import configure as configure_tracing
 
 
 async def start_engine(
@@ -40,28 +36,3 @@ async def start_engine(
         await engine.close()
         raise
     return engine
-
-
-async def serve(settings: Settings) -> None:
-    import uvicorn
-
-    from mnemo.api import create_app
-    from mnemo.api.connections import uvicorn_config
-
-    engine = await start_engine(settings)
-    try:
-        config = uvicorn_config(create_app(settings, engine), settings, log_level="info")
-        await uvicorn.Server(config).serve()
-    finally:
-        await engine.close()
-
-
-def main() -> None:
-    configure_logging()
-    settings = Settings()
-    configure_tracing("mnemo-gateway")
-    asyncio.run(serve(settings))
-
-
-if __name__ == "__main__":
-    main()

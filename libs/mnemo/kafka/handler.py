@@ -25,15 +25,15 @@ from mnemo import metrics
 from mnemo.core.budget import time_budget
 from mnemo.core.failures import Backoff, describe, is_transient
 from mnemo.domain.memory import RunState
-from mnemo.events.channels import ChannelKind
 from mnemo.kafka import metrics as kmetrics
 from mnemo.kafka.continuity import Continuity, holds_records
 from mnemo.kafka.dlqops import REPLAY_HEADER
+from mnemo.kafka.events.channels import ChannelKind
 from mnemo.kafka.lanes import Lanes
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.stages.failures import dead_letter
+from mnemo.kafka.stages.routing import Emit
 from mnemo.kafka.watchdog import leave
-from mnemo.stages.failures import dead_letter
-from mnemo.stages.routing import Emit
 from mnemo.tracing import spans
 from mnemo.tracing.pipeline import MAX_RUN_IDS, record_span
 from mnemo.tracing.spans import AttributeValue, Carrier
@@ -123,7 +123,8 @@ def _runner(rt: Runtime, incoming: Incoming, work: Work, is_data: bool) -> Calla
         if not is_data:  # a tick: not traced
             await handle(rt, incoming, work)
             return
-        metrics.RECORDS_IN.labels(stage=rt.service).inc()
+        channel = rt.names.kind_of(incoming.topic).value
+        metrics.RECORDS_IN.labels(service=rt.service, channel=channel).inc()
         await traced(rt, incoming, work)
 
     return run

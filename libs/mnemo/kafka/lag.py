@@ -18,8 +18,8 @@ import logging
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
-from mnemo.events.channels import ChannelKind
 from mnemo.kafka.channels import channel_names
+from mnemo.kafka.events.channels import ChannelKind
 from mnemo.kafka.metrics import CONSUMER_LAG
 from mnemo.kafka.reader import partitions
 from mnemo.settings import SERVICES, KafkaSettings

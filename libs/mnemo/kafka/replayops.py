@@ -24,9 +24,9 @@ from aiokafka import AIOKafkaProducer
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mnemo.events.codec import decode, encode
-from mnemo.events.raw import RawEvent, derived_run_id, replay_run_id
 from mnemo.kafka.channels import channel_names
+from mnemo.kafka.events.codec import decode, encode
+from mnemo.kafka.events.raw import RawEvent, derived_run_id, replay_run_id
 from mnemo.kafka.forgetting import RawRecordFilter, gone_runs
 from mnemo.kafka.reader import Stored, producer, read_topic
 from mnemo.settings import KafkaSettings

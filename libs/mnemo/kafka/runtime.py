@@ -17,12 +17,12 @@ from mnemo.core.connect import open_deps
 from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
 from mnemo.core.heartbeat import HeartbeatWriter
-from mnemo.events.channels import ChannelKind
-from mnemo.events.codec import encode
+from mnemo.deps import Deps
 from mnemo.kafka.channels import channel_names, wanted
+from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.events.codec import encode
+from mnemo.kafka.stages.routing import Emit
 from mnemo.settings import Settings
-from mnemo.stages.routing import Emit
-from mnemo.steps.base import Deps
 from mnemo.store.database import Database
 from mnemo.tracing import spans
 
@@ -107,7 +107,7 @@ class Runtime:
                     key=e.scope_key.encode(), value=encode(e.record), headers=headers or None
                 )
             )
-            metrics.RECORDS_OUT.labels(stage=e.kind.value).inc()
+            metrics.RECORDS_OUT.labels(service=self.service, channel=e.kind.value).inc()
         if pending:
             await asyncio.gather(*pending)
 

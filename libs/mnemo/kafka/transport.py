@@ -26,10 +26,10 @@ from mnemo.core.failures import describe
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import Backlog, TransportUnavailable
 from mnemo.domain.idempotency import IdempotencyClaim, KeyTaken
-from mnemo.events.codec import encode
-from mnemo.events.raw import RawEvent
 from mnemo.kafka.backlog import KafkaBacklog, consumers
 from mnemo.kafka.channels import channel_names, ensure_channels
+from mnemo.kafka.events.codec import encode
+from mnemo.kafka.events.raw import RawEvent
 from mnemo.kafka.lag import LagMonitor, stage_groups
 from mnemo.kafka.reader import partitions
 from mnemo.settings import SERVICES, KafkaSettings

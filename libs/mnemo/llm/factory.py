@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mnemo.embeddings.base import Embedder
-    from mnemo.llm.base import LLM
+    from mnemo.contracts.embedder import Embedder
+    from mnemo.contracts.llm import LLM
     from mnemo.settings import Settings
 
 

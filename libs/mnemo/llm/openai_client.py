@@ -26,8 +26,8 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from mnemo.core.failures import connection_cause, describe
-from mnemo.llm.base import C, LLMError, Prompt, R
+from mnemo.contracts.llm import C, LLMError, Prompt, R
+from mnemo.errors import connection_cause, describe
 from mnemo.llm.transport import PLACEHOLDER_API_KEY, async_openai
 from mnemo.metrics import LLM_CALLS, LLM_ERRORS, LLM_LATENCY, LLM_TOKENS
 from mnemo.tracing.genai import Usage, llm_call

@@ -21,7 +21,7 @@ from mnemo.api.problem_documents import (
     problem_document,
     validation_errors,
 )
-from mnemo.client.errors import APIError, ConnectionError, error_for
+from mnemo.client.errors import APIError, MnemoConnectionError, error_for
 
 ARGUMENTS = "arguments"
 # REST body paths whose tool argument has another name; longest first.
@@ -59,7 +59,7 @@ def problem_for(exc: BaseException | None) -> Problem | None:
             for e in exc.errors
         ]
         return problem_document(exc.status, exc.detail, errors)
-    if isinstance(exc, ConnectionError):
+    if isinstance(exc, MnemoConnectionError):
         return problem_document(503, f"cannot reach the mnemo server: {exc}")
     return None
 

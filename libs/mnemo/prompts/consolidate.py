@@ -10,7 +10,7 @@ import json
 
 from pydantic import BaseModel, Field
 
-from mnemo.llm.base import ChatMessage, Prompt
+from mnemo.contracts.llm import ChatMessage, Prompt
 
 
 class Episode(BaseModel):

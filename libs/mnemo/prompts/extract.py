@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from mnemo.llm.base import ChatMessage, Prompt
+from mnemo.contracts.llm import ChatMessage, Prompt
 
 
 class TopicBrief(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from mnemo.llm.base import ChatMessage, Prompt
+from mnemo.contracts.llm import ChatMessage, Prompt
 
 
 class Context(BaseModel):

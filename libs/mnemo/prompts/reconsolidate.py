@@ -2,7 +2,7 @@
 
 Each recalled memory is shown with the add's input and the memories extracted from it. The
 answer classifies every recalled memory and quotes the span of the input it rests on; mnemo
-writes a rewrite only if that quote really occurs in the input (`mnemo.core.evidence`).
+writes a rewrite only if that quote really occurs in the input (`mnemo.steps.evidence`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 
 from pydantic import BaseModel, Field
 
+from mnemo.contracts.llm import ChatMessage, Prompt
 from mnemo.domain.reconsolidation import GateVerdict
-from mnemo.llm.base import ChatMessage, Prompt
 
 
 class RecalledMemory(BaseModel):

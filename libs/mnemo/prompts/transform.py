@@ -7,7 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from mnemo.llm.base import ChatMessage, Prompt
+from mnemo.contracts.llm import ChatMessage, Prompt
 from mnemo.prompts.extract import ExtractedMemory, TopicBrief, stamp
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from mnemo.llm.base import ChatMessage, Prompt
+from mnemo.contracts.llm import ChatMessage, Prompt
 from mnemo.prompts.extract import stamp
 
 

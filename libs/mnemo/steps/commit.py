@@ -6,12 +6,13 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
+from mnemo.contracts.llm import produced_by
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import RunState
 from mnemo.domain.pipeline import CommitStep
 from mnemo.domain.reconsolidation import GateDecision
-from mnemo.llm.base import produced_by
-from mnemo.steps.base import Batch, Deps
 from mnemo.steps.consolidate import note_episodes
 from mnemo.store import commits, erasure, reconsolidations, retention, runs, tombstones
 from mnemo.tracing.memory import memory_span

@@ -4,7 +4,7 @@
   returns the scopes whose triggers fire now (count triggers);
 - `due_scopes` (a periodic tick) returns the scopes whose time triggers fire;
 - `plan_pass` reads the scope's pending episodes and rules, clusters them
-  (`mnemo.core.clustering`), and asks the LLM (prompt `consolidate`) for one rule per new
+  (`mnemo.steps.clustering`), and asks the LLM (prompt `consolidate`) for one rule per new
   cluster of at least `min_episodes`, and for a rewrite of each rule that new episodes join;
 - `apply_pass` writes the plan through the commit path (`store.commits`), which links every
   rule to its sources and applies the source policy.
@@ -23,16 +23,15 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
-from mnemo.core.answer_guards import check_ids, check_rewrites, is_placeholder
-from mnemo.core.buffering import Waiting, due_reason
-from mnemo.core.clustering import assign_to_rules, cluster
-from mnemo.core.groups import GroupCache
+from mnemo.deps import Deps
 from mnemo.domain.consolidation import ConsolidationConfig, EpisodeScope
-from mnemo.domain.group import GroupConfig
+from mnemo.domain.group import GroupConfig, GroupSource
 from mnemo.domain.memory import Candidate
 from mnemo.domain.requests import NotFound
 from mnemo.prompts import consolidate as prompt
-from mnemo.steps.base import Deps
+from mnemo.steps.answer_guards import check_ids, check_rewrites, is_placeholder
+from mnemo.steps.buffering import Waiting, due_reason
+from mnemo.steps.clustering import assign_to_rules, cluster
 from mnemo.store import commits
 from mnemo.store import consolidation as store
 from mnemo.store.consolidation import Episode, Rule
@@ -99,7 +98,7 @@ async def note_episodes(
 
 
 async def due_scopes(
-    conn: AsyncConnection, groups: GroupCache, now: datetime
+    conn: AsyncConnection, groups: GroupSource, now: datetime
 ) -> list[tuple[GroupConfig, EpisodeScope]]:
     """Every scope whose trigger fires at `now` (the time triggers' periodic check)."""
     out = []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.event_time import Span, unit_times
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.inputs import AddInput
@@ -12,7 +14,6 @@ from mnemo.domain.memory import Candidate
 from mnemo.domain.pipeline import ExtractStep
 from mnemo.domain.topics import Topic
 from mnemo.prompts import extract as extract_prompt
-from mnemo.steps.base import Batch, Deps
 from mnemo.store import bounded
 from mnemo.store import memories as memory_store
 

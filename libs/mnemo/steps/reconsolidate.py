@@ -9,7 +9,7 @@
    not spent, and that are at least `min_similarity` similar to a new memory.
 3. One LLM call (prompt `reconsolidate`) classifies each: match, extend, contradict or
    unrelated, quoting the input. mnemo writes extend/contradict only with a quote that
-   occurs in the input (`mnemo.core.evidence`); a match writes nothing, and the new memories
+   occurs in the input (`mnemo.steps.evidence`); a match writes nothing, and the new memories
    a decision covers are not stored on their own (a restatement writes nothing).
 """
 
@@ -22,13 +22,14 @@ from datetime import timedelta
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from mnemo.core.answer_guards import check_ids, check_rewrites
-from mnemo.core.evidence import evidence_units, quote_found
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory
 from mnemo.domain.reconsolidation import GateDecision, ReconsolidationConfig
 from mnemo.prompts import reconsolidate as gate_prompt
-from mnemo.steps.base import Batch, Deps
+from mnemo.steps.answer_guards import check_ids, check_rewrites
+from mnemo.steps.evidence import evidence_units, quote_found
 from mnemo.store import recalls, reconsolidations
 
 

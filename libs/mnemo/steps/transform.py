@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate
 from mnemo.domain.pipeline import TransformStep
 from mnemo.prompts import transform as transform_prompt
 from mnemo.prompts.extract import TopicBrief
-from mnemo.steps.base import Batch, Deps
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,8 @@ as they are, without an LLM call.
 from __future__ import annotations
 
 from mnemo import metrics
-from mnemo.core.answer_guards import check_ids, check_rewrites, check_share
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
 from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory
@@ -24,7 +25,7 @@ from mnemo.domain.search import MemoryQuery, TopicSelector
 from mnemo.llm.offline.claims import changed_fact
 from mnemo.llm.offline.text import normalized
 from mnemo.prompts import transform_with_context as twc_prompt
-from mnemo.steps.base import Batch, Deps
+from mnemo.steps.answer_guards import check_ids, check_rewrites, check_share
 from mnemo.steps.reconsolidate import GateOutcome, gate
 from mnemo.store.rows import memory_from_row
 from mnemo.store.search import vector_search

@@ -21,11 +21,12 @@ from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, MemoryStatus
 from mnemo.domain.scope import scoped_properties, topic_scope
+from mnemo.errors import MnemoError
 from mnemo.store import bounded, consolidation, reconsolidations
 from mnemo.store.schema import applied_batches, drafts, memories, memory_versions
 
 
-class CommitError(ValueError):
+class CommitError(MnemoError, ValueError):
     """A draft cannot be committed as proposed (e.g. it lacks a scope property)."""
 
 

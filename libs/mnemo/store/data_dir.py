@@ -15,10 +15,12 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from mnemo.errors import MnemoError
+
 POSTGRES_USER = "pgserver"  # the system user pgserver runs Postgres as when started by root
 
 
-class DataDirUnreachable(RuntimeError):
+class DataDirUnreachable(MnemoError, RuntimeError):
     """Run as root, Postgres (user `pgserver`) could not reach its folder."""
 
 

@@ -25,7 +25,7 @@ from mnemo.store.embedder_identity import check_embedder
 from mnemo.store.schema_release import check_known, record_release
 
 if TYPE_CHECKING:
-    from mnemo.embeddings.base import Embedder
+    from mnemo.contracts.embedder import Embedder
 
 log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).parent / "migrations"

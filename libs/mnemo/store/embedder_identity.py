@@ -23,10 +23,11 @@ import numpy as np
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from mnemo.errors import MnemoError
 from mnemo.store.schema import memories
 
 if TYPE_CHECKING:
-    from mnemo.embeddings.base import Embedder
+    from mnemo.contracts.embedder import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ SAMPLE, SAME_VECTORS = 8, 0.98
 UNLABELLED = "an embedder from before mnemo recorded embedders"
 
 
-class EmbedderMismatch(RuntimeError):
+class EmbedderMismatch(MnemoError, RuntimeError):
     """The configured embedder is not the one that made the stored vectors. Not transient:
     retrying the connection cannot fix it. `stored`: the database's label, if it has one;
     `unlabelled`: vectors from before labels, found not to be the configured embedder's."""

@@ -40,11 +40,12 @@ from mnemo.domain.requests import FieldError
 from mnemo.domain.scope import scoped_properties
 from mnemo.domain.search import MemoryQuery, TopicSelector
 from mnemo.domain.topics import Topic
+from mnemo.errors import MnemoError
 from mnemo.store.expiry import live_at
 from mnemo.store.schema import memories, runs
 
 
-class IsolationError(ValueError):
+class IsolationError(MnemoError, ValueError):
     """A query the isolation rules refuse, with the request location of each problem (e.g.
     user-scoped topics without a user_id, a filter on a key a topic is not scoped by)."""
 

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from mnemo.domain.event_time import as_utc
 from mnemo.domain.instant import MAX_INSTANT, MIN_INSTANT
 from mnemo.domain.transfer import ExportedMemory, ExportedSource, ExportedVersion, encode_vector
+from mnemo.errors import MnemoError
 from mnemo.store.schema import memories, memory_sources, memory_versions
 
 # What an export copies of a memory, besides its versions and vector.
@@ -35,7 +36,7 @@ _VERSION_TIMES = ("valid_from", "valid_to", "event_time", "event_time_end")
 _TIMES = frozenset(_MEMORY_TIMES + _VERSION_TIMES)
 
 
-class ImportConflict(ValueError):
+class ImportConflict(MnemoError, ValueError):
     """Memory ids that exist here in another project or group: nothing was written."""
 
     def __init__(self, ids: list[str]) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
+from mnemo.domain.batch import Batch
 from mnemo.domain.pipeline import Step
-from mnemo.steps.base import Batch
 from mnemo.tracing.spans import AttributeValue, Carrier, Span, span
 
 MAX_RUN_IDS = 32  # attribute size stays bounded for large flushes

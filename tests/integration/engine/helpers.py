@@ -11,9 +11,9 @@ from mnemo.core.records import RunRecord
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Memory, Run
 from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
-from mnemo.engine.ticker import tick
-from mnemo.engine.transport import EmbeddedTransport
-from mnemo.engine.worker import WorkerPool
+from mnemo.embedded.ticker import tick
+from mnemo.embedded.transport import EmbeddedTransport
+from mnemo.embedded.worker import WorkerPool
 
 
 async def add(engine: Engine, project: str, body: dict[str, Any]) -> Run:

@@ -13,8 +13,8 @@ import pytest
 
 from mnemo.core.engine import Engine
 from mnemo.domain.requests import InvalidRequest
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from tests.integration.conftest import engine_settings, scripted_client
 from tests.integration.engine.helpers import add, add_and_wait, facts, listing
 from tests.support.postgres import EmbeddedPostgres
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.integration
 async def _refused(engine: Engine, project: str, body: dict) -> InvalidRequest:
     with pytest.raises(InvalidRequest) as refused:
         await add(engine, project, body)
-    assert refused.value.status == 422, refused.value.errors
+    assert refused.value.kind == "unprocessable", refused.value.errors
     return refused.value
 
 
@@ -87,7 +87,7 @@ async def test_configured_limits_apply(limited_engine: Engine, project: str) -> 
     await limited_engine.put_group(project, "a", {"template": "default"})  # a replace
     with pytest.raises(InvalidRequest) as refused:
         await limited_engine.put_group(project, "c", {"template": "default"})
-    assert refused.value.status == 422
+    assert refused.value.kind == "unprocessable"
     assert refused.value.errors[0].location == "path.name"
     three_topics = {
         "topics": [{"name": f"T{i}", "description": "Anything."} for i in range(3)],

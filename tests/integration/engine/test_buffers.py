@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from mnemo.clock import ManualClock
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from tests.integration.conftest import engine_settings, scripted_client, user_payload
 from tests.integration.engine.helpers import Harness, add, listing, says
 from tests.support.postgres import EmbeddedPostgres

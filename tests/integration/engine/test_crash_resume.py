@@ -14,8 +14,8 @@ import pytest
 
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import RunState
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from tests.integration.conftest import engine_settings, script_echo_pipeline, scripted_client
 from tests.integration.engine.helpers import add, listing, says
 from tests.support.postgres import EmbeddedPostgres
@@ -38,7 +38,7 @@ def start_worker(database_url: str, llm_url: str, data_dir: Path) -> subprocess.
         "MNEMO_BUS_POLL_SECONDS": "0.05",
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "mnemo.engine"],
+        [sys.executable, "-m", "mnemo.embedded"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -25,9 +25,9 @@ from mnemo.core.transport import TransportUnavailable
 from mnemo.domain.erasure import STOPPED_RUN_ERROR
 from mnemo.domain.memory import RunState
 from mnemo.domain.requests import InvalidRequest
+from mnemo.embedded.startup import start_engine
+from mnemo.embedded.ticker import tick
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
-from mnemo.engine.ticker import tick
 from mnemo.kafka.transport import KafkaTransport
 from mnemo.settings import KafkaSettings
 from mnemo.store import tombstones
@@ -167,7 +167,7 @@ async def test_erase_leaves_no_trace_and_nothing_comes_back(harness: Harness, pr
     assert first.committed_operations and first.committed_operations.created  # ids stay
     with pytest.raises(InvalidRequest, match="erased") as refused:
         await h.engine.retry_run(project, queued[0])
-    assert refused.value.status == 409
+    assert refused.value.kind == "conflict"
 
     # The other user is untouched.
     assert await h.status(project, other_queued) == "completed"
@@ -308,7 +308,7 @@ async def test_an_erase_removes_nothing_when_the_raw_log_cannot_be_asked(
     )  # fmt: skip
     with pytest.raises(TransportUnavailable) as refused:
         await gateway.erase_user(project, "kim")
-    assert refused.value.status == 503 and "nothing was erased" in refused.value.detail
+    assert refused.value.kind == "unavailable" and "nothing was erased" in refused.value.detail
     async with engine.db.connect() as conn:
         assert await tombstones.lookup(conn, project, "kim") is None
     assert [m.content for m in await listing(engine, project, user_id="kim")] == ["Kim."]

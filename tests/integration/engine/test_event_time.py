@@ -13,8 +13,8 @@ from mnemo.clock import ManualClock
 from mnemo.core.engine import Engine
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.memory import Memory
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from mnemo.store import runs
 from tests.integration.conftest import engine_settings, scripted_client, system_prompt, user_payload
 from tests.integration.engine.helpers import add, add_and_wait, listing

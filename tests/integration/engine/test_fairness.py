@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from bench.large_add import dissimilar_sentences
+from mnemo.contracts.llm import Prompt
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import RunState
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.local import LocalEmbedder
-from mnemo.engine.embedded import start_engine
-from mnemo.llm.base import Prompt
 from mnemo.llm.offline import OfflineLLM
 from mnemo.prompts import extract
 from tests.integration.conftest import engine_settings

@@ -9,12 +9,12 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mnemo.bus.postgres import PostgresBus
 from mnemo.core.engine import Engine
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import TransportUnavailable
 from mnemo.domain.inputs import AddInput
-from mnemo.engine.submitter import PostgresSubmitter, Submission
+from mnemo.embedded.bus.postgres import PostgresBus
+from mnemo.embedded.submitter import PostgresSubmitter, Submission
 from mnemo.store import runs
 from tests.integration.engine.helpers import add, facts, says
 
@@ -119,7 +119,7 @@ async def test_a_full_add_queue_refuses_at_once_with_503(engine: Engine, project
     await asyncio.sleep(0.05)
     with pytest.raises(TransportUnavailable) as refused:
         await submitter.submit(record(3))
-    assert refused.value.status == 503 and refused.value.retry_after
+    assert refused.value.kind == "unavailable" and refused.value.retry_after
     assert "add queue is full" in refused.value.detail
     release.set()
     await asyncio.gather(writing, waiting)

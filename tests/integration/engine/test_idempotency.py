@@ -17,8 +17,8 @@ from mnemo.clock import ManualClock
 from mnemo.core.engine import Engine
 from mnemo.core.retention import forget_expired_keys
 from mnemo.domain.requests import AddRequest, InvalidRequest
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from mnemo.store.schema import idempotency_keys, runs
 from tests.integration.conftest import engine_settings, scripted_client
 from tests.integration.engine.helpers import facts, listing
@@ -76,7 +76,7 @@ async def test_the_same_key_with_another_request_is_refused(engine: Engine, note
     await engine.admit(notes, _note("User keeps bees."), "add-2")
     with pytest.raises(InvalidRequest) as refused:
         await engine.admit(notes, _note("User keeps wasps."), "add-2")
-    assert refused.value.status == 409
+    assert refused.value.kind == "conflict"
     assert [e.location for e in refused.value.errors] == ["header.Idempotency-Key"]
     assert "different request" in refused.value.detail
     assert await _run_count(engine, notes) == 1

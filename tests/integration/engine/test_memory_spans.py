@@ -10,8 +10,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mnemo.api import create_app
 from mnemo.core.engine import Engine
+from mnemo.gateway.app import create_app
 from tests.integration.engine.helpers import facts
 from tests.integration.engine.test_tracing import attrs, exporter, named, trace_of
 

@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import select, text
 
 from mnemo.core.connect import open_deps
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.embeddings.local import LocalEmbedder
-from mnemo.engine.embedded import start_engine
 from mnemo.llm.offline import OfflineLLM
 from mnemo.settings import Settings
 from mnemo.store.database import connect

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from mnemo.domain.requests import SearchRequest
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from tests.integration.conftest import engine_settings, scripted_client
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer

@@ -12,8 +12,8 @@ from sqlalchemy import select
 
 from mnemo.core.engine import Engine
 from mnemo.core.reembed import ReembedRefused, reembed
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from mnemo.settings import Settings
 from mnemo.store.database import connect
 from mnemo.store.embedder_identity import EmbedderMismatch

@@ -13,8 +13,8 @@ from mnemo.clock import ManualClock
 from mnemo.core.retention import sweep_expired
 from mnemo.domain.memory import RunState
 from mnemo.domain.requests import InvalidRequest
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from mnemo.store import runs
 from tests.integration.conftest import engine_settings, scripted_client, user_payload
 from tests.integration.engine.helpers import Harness, add, listing, says
@@ -102,7 +102,7 @@ async def test_raw_input_is_redacted_after_the_groups_days(
     assert {(x.table, x.column) for x in await scan.find(h.engine.db, [failed_text])} == set()
     with pytest.raises(InvalidRequest, match="retention") as refused:
         await h.engine.retry_run(project, failed)
-    assert refused.value.status == 409
+    assert refused.value.kind == "conflict"
     await h.drain()
     assert await h.status(project, queued) == "completed"
 

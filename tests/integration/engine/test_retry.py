@@ -10,13 +10,13 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from mnemo.api import create_app
 from mnemo.core.engine import Engine
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import RunTransport, TransportUnavailable
 from mnemo.domain.idempotency import IdempotencyClaim
 from mnemo.domain.memory import Run, RunState
 from mnemo.domain.requests import InvalidRequest, NotFound
+from mnemo.gateway.app import create_app
 from tests.integration.conftest import echo_extract
 from tests.integration.engine.helpers import add_and_wait, listing, says
 from tests.support.scripted_llm import ScriptedLLMServer
@@ -88,7 +88,7 @@ async def test_a_retry_the_transport_refuses_leaves_the_run_failed_and_retryable
 
     with pytest.raises(TransportUnavailable) as refused:
         await faulty.retry_run(project, failed.run_id)
-    assert refused.value.status == 503 and refused.value.retry_after
+    assert refused.value.kind == "unavailable" and refused.value.retry_after
     assert transport.calls == (["stage"] if fail_in == "stage" else ["stage", "publish"])
 
     after = await engine.get_run(project, failed.run_id)
@@ -120,7 +120,7 @@ async def test_of_two_concurrent_retries_exactly_one_runs(
     started = [o for o in outcomes if isinstance(o, Run)]
     refused = [o for o in outcomes if isinstance(o, InvalidRequest)]
     assert len(started) == 1 and len(refused) == 1, outcomes
-    assert refused[0].status == 409
+    assert refused[0].kind == "conflict"
     done = await engine.wait_run(project, failed.run_id, 20)
     assert done.status == RunState.completed
     assert len(done.committed_operations.created) == 1  # type: ignore[union-attr]
@@ -133,7 +133,7 @@ async def test_only_failed_runs_retry(engine: Engine, llm: ScriptedLLMServer, pr
     done = await add_and_wait(engine, project, {"user_id": "u1", "input": says("Done already")})
     with pytest.raises(InvalidRequest) as conflict:
         await engine.retry_run(project, done.run_id)
-    assert conflict.value.status == 409 and "completed" in conflict.value.detail
+    assert conflict.value.kind == "conflict" and "completed" in conflict.value.detail
     with pytest.raises(NotFound):
         await engine.retry_run(project, "no-such-run")
     with pytest.raises(NotFound):  # another project's run is not there either

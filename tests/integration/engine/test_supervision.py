@@ -1,7 +1,7 @@
 """`mnemo serve` supervises its worker processes: reaps, restarts with backoff, gives up.
 
 The supervised command here is a stand-in worker (it signals ready like `python -m
-mnemo.engine` and then lives, or dies, as the test needs): supervision does not depend on
+mnemo.embedded` and then lives, or dies, as the test needs): supervision does not depend on
 what the worker runs. `tests/integration/test_chaos.py` kills the real one.
 """
 
@@ -18,7 +18,7 @@ import pytest
 
 from mnemo.cli import serving as serve_module
 from mnemo.core.readiness import Check
-from mnemo.engine.processes import WorkerProcesses
+from mnemo.embedded.processes import WorkerProcesses
 from mnemo.settings import Settings
 from tests.support.postgres import EmbeddedPostgres
 
@@ -112,7 +112,7 @@ async def test_serve_exits_with_an_error_when_its_workers_keep_dying(
 
 def beating() -> list[str]:
     """A worker that signals ready and refreshes its ready file every 0.1 s, as
-    `python -m mnemo.engine` does while its pipeline makes progress."""
+    `python -m mnemo.embedded` does while its pipeline makes progress."""
     code = (
         "import os, pathlib, time; "
         "ready = pathlib.Path(os.environ['MNEMO_WORKER_READY_FILE']); "

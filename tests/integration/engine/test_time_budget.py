@@ -9,14 +9,14 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from mnemo.bus.base import Record
 from mnemo.core.engine import Engine
+from mnemo.deps import Deps
 from mnemo.domain.memory import RunState
+from mnemo.embedded.bus.base import Record
+from mnemo.embedded.startup import start_engine
+from mnemo.embedded.transport import EmbeddedTransport
+from mnemo.embedded.worker import WorkerPool
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
-from mnemo.engine.transport import EmbeddedTransport
-from mnemo.engine.worker import WorkerPool
-from mnemo.steps.base import Deps
 from mnemo.store.schema import bus_records
 from tests.integration.conftest import engine_settings, script_echo_pipeline, scripted_client
 from tests.integration.engine.helpers import add, listing, says

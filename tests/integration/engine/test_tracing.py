@@ -15,8 +15,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mnemo.api import create_app
 from mnemo.core.engine import Engine
+from mnemo.gateway.app import create_app
 from mnemo.tracing import spans
 from tests.integration.conftest import script_echo_pipeline, user_payload
 from tests.integration.engine.helpers import add, add_and_wait, says

@@ -17,8 +17,8 @@ from mnemo.core.imports import import_batch
 from mnemo.domain.requests import InvalidRequest, SearchRequest
 from mnemo.domain.scope import bounded_memory_id
 from mnemo.domain.transfer import ImportBatch, decode_vector, encode_vector
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from tests.integration.conftest import engine_settings, scripted_client
 from tests.integration.engine.helpers import add_and_wait, listing
 from tests.support.dynamics import DESK, EPISODES, LUTHIER_GROUP, consolidate_answer, facts
@@ -145,7 +145,7 @@ async def test_another_project_keeps_the_bounded_ids(
     # The same ids may not be imported into a third project on this server: they are taken.
     with pytest.raises(InvalidRequest) as clash:
         await _import(target, f"{project}-third", exported)
-    assert clash.value.status == 409 and "another project" in clash.value.detail
+    assert clash.value.kind == "conflict" and "another project" in clash.value.detail
 
 
 async def test_an_erased_users_memories_stay_erased(
@@ -165,7 +165,7 @@ async def test_memories_of_an_unknown_group_are_refused_whole(
     body = {"memories": memories_of(exported)}  # its groups were never imported
     with pytest.raises(InvalidRequest) as refused:
         await import_batch(target, f"{project}-nogroups", ImportBatch.model_validate(body))
-    assert refused.value.status == 422
+    assert refused.value.kind == "unprocessable"
     assert refused.value.errors[0].location == "body.memories[0].group"
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from mnemo.embedded.processes import spawn_workers
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
-from mnemo.engine.processes import spawn_workers
 from tests.integration.conftest import engine_settings, script_echo_pipeline, scripted_client
 from tests.integration.engine.helpers import add, listing, says
 from tests.support.postgres import EmbeddedPostgres
@@ -87,7 +87,7 @@ async def test_worker_processes_stop_when_their_server_dies_without_stopping_the
         monkeypatch.setenv(name, value)
     server = textwrap.dedent(f"""
         import asyncio, time
-        from mnemo.engine.processes import spawn_workers
+        from mnemo.embedded.processes import spawn_workers
         from mnemo.settings import Settings
         workers = spawn_workers(Settings(), {postgres.new_database()!r}, 1)
         asyncio.run(workers.wait_ready(120))

@@ -123,7 +123,7 @@ def test_gateway_metrics_count_the_worker_processes_runs(
         assert value(after, "mnemo_llm_calls_total", prompt="extract") == N + 1
         assert value(after, "mnemo_llm_errors_total", prompt="extract", kind="client") == 1
         assert value(after, "mnemo_llm_tokens_total", direction="prompt") > 0
-        assert value(after, "mnemo_records_in_total", stage="run") == N + 1
+        assert value(after, "mnemo_records_in_total", service="worker", channel="run") == N + 1
         assert ("mnemo_buffer_items", {}) in samples
         for kind in ("run", "flush"):
             assert value(after, "mnemo_backlog_records", kind=kind) == 0

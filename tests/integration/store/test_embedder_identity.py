@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from mnemo.contracts.embedder import Embedder
 from mnemo.core.connect import open_deps
-from mnemo.embeddings.base import Embedder
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.engine.embedded import start_engine
 from mnemo.llm.offline import OfflineLLM
 from mnemo.settings import Settings
 from mnemo.store.database import connect

@@ -16,8 +16,8 @@ from sqlalchemy import create_engine, text
 from mnemo.core.export import export_lines
 from mnemo.domain.instant import MAX_INSTANT, MIN_INSTANT
 from mnemo.domain.templates import group_from_template
+from mnemo.embedded.startup import start_engine
 from mnemo.embeddings.hashing import HashEmbedder, hash_embedding
-from mnemo.engine.embedded import start_engine
 from mnemo.store.database import _async_url, migrate
 from tests.integration.conftest import engine_settings, scripted_client
 from tests.integration.engine.helpers import listing, search

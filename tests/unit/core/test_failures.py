@@ -10,8 +10,10 @@ from aiokafka import errors as kafka_errors
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import exc as sa_exc
 
-from mnemo.core.failures import Backoff, connection_cause, describe, is_transient, reason_of
-from mnemo.llm.base import LLMError
+from mnemo.contracts.llm import LLMError
+from mnemo.core.failures import Backoff, describe, is_transient
+from mnemo.errors import connection_cause
+from mnemo.kafka.stages.failures import reason_of
 from mnemo.store.commits import CommitError
 
 

@@ -102,7 +102,7 @@ def test_entries_that_cannot_take_raw_input(entry: dict[str, Any]) -> None:
     steps += [] if entry["kind"] == "commit" else [{"id": "c", "kind": "commit"}]
     with pytest.raises(InvalidRequest) as refused:
         check_group(_group(steps), InputLimits())
-    assert refused.value.status == 422
+    assert refused.value.kind == "unprocessable"
     assert _locations(refused.value.errors) == ["body.pipeline.steps[0]"]
 
 

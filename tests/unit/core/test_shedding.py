@@ -34,7 +34,7 @@ async def test_a_burst_passes_then_the_rate_holds_with_a_retry_after() -> None:
         await shed.admit("p")
     with pytest.raises(InvalidRequest) as refused:
         await shed.admit("p")
-    assert refused.value.status == 429 and refused.value.retry_after == 1
+    assert refused.value.kind == "overloaded" and refused.value.retry_after == 1
     assert "MNEMO_PROJECT_ADDS_PER_SECOND" in refused.value.detail
     await shed.admit("other")  # other projects have their own bucket
     clock.now += 0.5  # one token back at 2 per second
@@ -84,7 +84,7 @@ async def test_the_add_rate_is_on_by_default_far_above_an_agent() -> None:
         await shed.admit("p")
     with pytest.raises(InvalidRequest) as refused:
         await shed.admit("p")
-    assert refused.value.status == 429
+    assert refused.value.kind == "overloaded"
 
 
 async def test_the_open_run_quota_is_on_by_default() -> None:
@@ -95,6 +95,6 @@ async def test_the_open_run_quota_is_on_by_default() -> None:
     await shed.admit("p")  # the last one under the quota
     with pytest.raises(InvalidRequest) as refused:
         await shed.admit("p")
-    assert refused.value.status == 429
+    assert refused.value.kind == "overloaded"
     assert "MNEMO_PROJECT_MAX_OPEN_RUNS" in refused.value.detail
     await shed.admit("other")

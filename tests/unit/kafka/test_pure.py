@@ -10,9 +10,9 @@ import pytest
 from mnemo.core.records import RunRecord
 from mnemo.domain.inputs import AddInput
 from mnemo.domain.templates import group_from_template
-from mnemo.events.dlq import DlqRecord
 from mnemo.kafka.channels import channel_names, wanted
 from mnemo.kafka.dlqops import _payload
+from mnemo.kafka.events.dlq import DlqRecord
 from mnemo.kafka.transport import raw_event
 from mnemo.settings import KafkaSettings
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from prometheus_client import REGISTRY
 
-from mnemo.llm.base import LLMError
+from mnemo.contracts.llm import LLMError
 from mnemo.llm.openai_client import OpenAICompatibleLLM, StructuredOutput
 from mnemo.prompts import extract
 from tests.support.scripted_llm import ScriptedLLMServer

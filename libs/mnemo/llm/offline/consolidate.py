@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnemo.embeddings.base import Embedder
+from mnemo.contracts.embedder import Embedder
 from mnemo.llm.offline.vectors import Vectors, is_duplicate
 from mnemo.prompts.consolidate import Context, Response
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mnemo.embeddings.base import Embedder
+from mnemo.contracts.embedder import Embedder
 from mnemo.llm.offline.claims import changed_fact, parse_claim
 from mnemo.llm.offline.offload import Offload
 from mnemo.llm.offline.text import sourced_facts, split_sentences

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mnemo.embeddings.base import Embedder
+from mnemo.contracts.embedder import Embedder
 from mnemo.llm.offline.claims import changed_fact
 from mnemo.llm.offline.text import normalized, split_sentences, user_texts
 from mnemo.llm.offline.vectors import Vectors, is_duplicate

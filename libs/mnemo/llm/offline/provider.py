@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mnemo.embeddings.base import Embedder
-from mnemo.llm.base import C, LLMError, Prompt, R
+from mnemo.contracts.embedder import Embedder
+from mnemo.contracts.llm import C, LLMError, Prompt, R
 from mnemo.llm.offline.consolidate import consolidate
 from mnemo.llm.offline.extract import ExtractTuning, extract
 from mnemo.llm.offline.gate import GateTuning, gate

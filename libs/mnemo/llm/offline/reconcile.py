@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mnemo.embeddings.base import Embedder
+from mnemo.contracts.embedder import Embedder
 from mnemo.llm.offline.claims import change_keys, changed_fact, ended_value, restatement_of
 from mnemo.llm.offline.offload import Offload
 from mnemo.llm.offline.text import normalized

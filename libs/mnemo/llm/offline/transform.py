@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from datetime import UTC
 
-from mnemo.embeddings.base import Embedder
+from mnemo.contracts.embedder import Embedder
 from mnemo.llm.offline.extract import brief_text
 from mnemo.llm.offline.text import finish_sentence
 from mnemo.llm.offline.vectors import Vectors, best_columns

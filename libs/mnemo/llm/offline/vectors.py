@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from mnemo.embeddings.base import Embedder
+from mnemo.contracts.embedder import Embedder
 from mnemo.llm.offline.text import normalized
 
 # Rows of a similarity matrix computed at once: bounds memory to BLOCK x columns floats.

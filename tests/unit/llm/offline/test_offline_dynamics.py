@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from mnemo.core.evidence import quote_found
 from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.llm.offline import OfflineLLM
 from mnemo.prompts import consolidate as consolidate_prompt
 from mnemo.prompts import reconsolidate as gate_prompt
+from mnemo.steps.evidence import quote_found
 
 # Thresholds on the hash embedder's scale (word overlap), not the bundled model's defaults.
 LLM = OfflineLLM(HashEmbedder(), 0.9, similar_threshold=0.6)

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from mnemo.contracts.llm import LLMError, Prompt
 from mnemo.embeddings.hashing import HashEmbedder
-from mnemo.llm.base import LLMError, Prompt
 from mnemo.llm.offline import OfflineLLM
 from mnemo.prompts import extract
 

@@ -1,0 +1,1 @@
+"""The provider contracts (LLM, embedder) that steps, prompts and providers share."""

@@ -1,0 +1,36 @@
+"""The batch in flight between steps: the raw inputs before extract, candidates after."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from mnemo.domain.inputs import AddInput
+from mnemo.domain.memory import Candidate
+from mnemo.domain.reconsolidation import GateDecision
+
+
+class Batch(BaseModel):
+    """Items in flight between steps: the raw inputs before extract, candidates after."""
+
+    batch_id: str
+    project: str
+    group: str
+    scope_key: str
+    run_ids: list[str]
+    user_id: str | None = None
+    properties: dict[str, str] = Field(default_factory=dict)
+    inputs: list[AddInput] = Field(default_factory=list)
+    window: list[str] = Field(default_factory=list)
+    candidates: list[Candidate] = Field(default_factory=list)
+    # The latest event time of the batch's inputs: what a run that extracted nothing counts
+    # as in a buffer, and the fallback time of candidates made without one.
+    event_time: datetime | None = None
+    # The reconsolidation gate's decisions so far; commit records them with the outcome.
+    gate: list[GateDecision] = Field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        """The run a new candidate is attributed to (the newest in the batch)."""
+        return self.run_ids[-1]
