@@ -44,6 +44,7 @@ from mnemo.domain.requests import (
     InvalidRequest,
     ListRequest,
     NotFound,
+    Refusal,
     SearchRequest,
 )
 from mnemo.domain.scope import normalize_user_id
@@ -286,7 +287,9 @@ class Engine(EngineAdds, EngineConsoleReads):
             if not known:
                 message = f"user '{user}' is unknown in this project"
                 return InvalidRequest(
-                    message, [FieldError(location="query.user_id", message=message)], 422
+                    message,
+                    [FieldError(location="query.user_id", message=message)],
+                    Refusal.unprocessable,
                 )
         return NotFound(f"memory '{memory_id}' not found")
 
