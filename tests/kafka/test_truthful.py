@@ -219,3 +219,64 @@ async def test_expired_memories_leave_search_and_list(cluster: Cluster, project:
     assert await cluster.engine.expired_memory_ids(project, "story", [expired_id]) == {expired_id}
     found = await cluster.engine.memory_provenance(project, "story", "e", expired_id)
     assert found is not None and found.versions  # still reachable by id
+
+
+async def test_a_placeholder_rule_fails_the_pass_and_writes_nothing(
+    cluster: Cluster, llm: Any, project: str
+) -> None:
+    """The consolidation guard in the committer service: a placeholder rule is refused, the
+    scope records the error and keeps its episodes for the next trigger."""
+    import asyncio
+
+    from tests.support.dynamics import DESK, EPISODES, LUTHIER_GROUP
+
+    at_desk = {"group": "luthier", "user_id": "luthier-1", "properties": {"desk_id": DESK}}
+    await cluster.engine.put_group(project, "luthier", LUTHIER_GROUP)
+    llm.script("consolidate", {"rule": "N/A", "used": None})
+    for content in EPISODES:
+        run = await finished(cluster, project, {**at_desk, "input": facts(("Episodes", content))})
+        assert run.status == "completed", run.error
+    deadline = asyncio.get_running_loop().time() + 60
+    while not any(
+        s.last_error for s in await cluster.engine.consolidation_scopes(project, "luthier")
+    ):
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.3)
+    [scope] = await cluster.engine.consolidation_scopes(project, "luthier")
+    assert "nothing was written, retry the run" in (scope.last_error or "")
+    assert scope.new_episodes > 0
+    assert await listed(cluster, project, topics=["Rules"], **at_desk) == []
+    assert sorted(m.content for m in await listed(cluster, project, **at_desk)) == sorted(EPISODES)
+
+
+async def test_a_gate_answer_naming_an_id_not_shown_fails_the_run(
+    cluster: Cluster, llm: Any, project: str
+) -> None:
+    from tests.support.dynamics import (
+        BENCH,
+        CORRECTION,
+        CORRECTION_QUOTE,
+        DARKROOM_GROUP,
+        EXTRACTED,
+        GRADE_2,
+        GRADE_4,
+        conversation,
+        extract_as,
+        verdict,
+    )
+
+    printer = {"group": "darkroom", "user_id": "printer-1", "properties": {"bench_id": BENCH}}
+    await cluster.engine.put_group(project, "darkroom", DARKROOM_GROUP)
+    seeded = await finished(cluster, project, {**printer, "input": facts(("Rules", GRADE_2))})
+    assert seeded.committed_operations is not None
+    rule = seeded.committed_operations.created[0].memory_id
+    assert [
+        m.id for m in await searched(cluster, project, "muddy midtones", "hybrid", **printer)
+    ] == [rule]
+    llm.script("extract", extract_as(EXTRACTED))
+    llm.script("reconsolidate", verdict("not-shown", "contradict", CORRECTION_QUOTE, GRADE_4))
+    body = {**printer, "input": conversation(("assistant", GRADE_2), ("user", CORRECTION))}
+    run = await finished(cluster, project, body)
+    assert run.status == "failed" and "nothing was written, retry the run" in (run.error or "")
+    assert [m.content for m in await listed(cluster, project, **printer)] == [GRADE_2]
+    assert await cluster.engine.memory_history(project, "darkroom", "printer-1", rule) == []
