@@ -54,6 +54,7 @@ class Plan:
     started: datetime
     seen: int  # the scope's new episodes this pass accounts for
     candidates: list[Candidate] = field(default_factory=list)
+    linked: int = 0  # rules that took new sources without a call (`covered`)
 
 
 def _spec_scope(
@@ -149,6 +150,7 @@ async def plan_pass(
         joining = [e for e, j in zip(pending, joins, strict=True) if j == index]
         if joining and covered(rule, joining):
             plan.candidates.append(_link_only(group, scope, plan, rule, joining))
+            plan.linked += 1
         elif joining:
             plan.candidates += await _rewrite(deps, group, scope, plan, rule, joining)
     for members in groups:
@@ -302,7 +304,9 @@ def _count(ops: commits.Operations | None, plan: Plan) -> None:
     for kind, label in (("created", "rule_created"), ("updated", "rule_updated")):
         if done.get(kind):
             metrics.CONSOLIDATION_PASSES.labels(outcome=label).inc(len(done[kind]))
-    if not done.get("created") and not done.get("updated"):
+    if plan.linked:
+        metrics.CONSOLIDATION_PASSES.labels(outcome="rule_linked").inc(plan.linked)
+    if not done.get("created") and not done.get("updated") and not plan.linked:
         metrics.CONSOLIDATION_PASSES.labels(outcome="no_rule").inc()
     metrics.CONSOLIDATED_EPISODES.inc(sum(len(c.sources) for c in plan.candidates))
 

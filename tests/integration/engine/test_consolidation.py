@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from mnemo import metrics
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import Memory, MemoryStatus
 from tests.integration.engine.helpers import add_and_wait, listing, search
@@ -124,6 +125,7 @@ async def test_a_later_episode_the_rule_covers_is_linked_without_a_call(
     for text in EPISODES:
         await episode(engine, project, text)
     rule = await settled(engine, project, RULE)
+    linked = metrics.CONSOLIDATION_PASSES.labels(outcome="rule_linked")._value.get()
     late = await episode(engine, project, LATE_EPISODE)
     deadline = asyncio.get_running_loop().time() + 20
     while True:
@@ -134,6 +136,7 @@ async def test_a_later_episode_the_rule_covers_is_linked_without_a_call(
         await asyncio.sleep(0.1)
     assert sources[-1].id == late and sources[-1].status == MemoryStatus.consolidated
     assert len(llm.calls_for("consolidate")) == 1  # the rule's creation only
+    assert metrics.CONSOLIDATION_PASSES.labels(outcome="rule_linked")._value.get() == linked + 1
     [same] = await rules(engine, project)
     assert (same.id, same.content) == (rule.id, RULE)
     assert await engine.memory_history(project, "luthier", "luthier-1", rule.id) == []
