@@ -32,6 +32,7 @@ APPEND_ONLY = {
         {"id": "c", "kind": "commit"},
     ]},
 }  # fmt: skip
+STORY = {"topics": APPEND_ONLY["topics"][:1], "pipeline": APPEND_ONLY["pipeline"]}
 RECONCILED = {
     "topics": [{"name": "UserKnowledge", "description": "Facts about the user.",
                 "scoping": {"user_scoped": True}}],
@@ -76,7 +77,7 @@ async def searched(cluster: Cluster, project: str, query: str, mode: str, **body
 
 
 async def story(cluster: Cluster, project: str) -> None:
-    await cluster.engine.put_group(project, "story", APPEND_ONLY)
+    await cluster.engine.put_group(project, "story", STORY)
     for said in ("User's name is Maria.", "User lives in Berlin.", "User moved to Lisbon."):
         run = await finished(cluster, project, {
             "group": "story", "user_id": "maria", "input": facts(("Facts", said))})  # fmt: skip
