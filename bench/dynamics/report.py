@@ -17,7 +17,7 @@ def row(provider: str, variant: str, f: Figures) -> tuple[str, ...]:
         f"{f.stale_rate():.2f} ({f.missed / f.questions if f.questions else 0:.2f})",
         f"{f.thrash():.2f} ({f.restatement_writes}/{f.restatements})",
         f"{transfer[0]:.2f} ({transfer[1]:.2f})" if transfer else "n/a (no rules)",
-        f"{f.calls_per_add():.2f}",
+        f"{f.calls_per_add():.3f}",
     )
 
 

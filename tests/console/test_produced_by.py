@@ -70,3 +70,64 @@ def test_an_expired_memory_is_marked_in_the_console(tenant: Tenant, live_server:
         listed = client.post("/v1/memories/list", json={"group": "trips", "user_id": tenant.user})
         assert listed.status_code == 200, listed.text  # Engram's list: the expired one is gone
         assert "User sailed." in listed.text and "User flew to Oslo." not in listed.text
+
+
+def test_the_memory_list_badges_each_memory_in_the_browser(
+    browser: Any, tenant: Tenant, live_server: Any
+) -> None:
+    """In a real Chromium: each row of the memory browser's list carries its producer badge
+    (the model's name, or `offline` in the warning colour), and an expired memory is marked
+    expired. The live server runs the scripted model; one run is relabelled `offline` in the
+    database, as a run of an offline replica would be."""
+    import psycopg
+
+    from tests.console.test_browser import log_in
+
+    group = {
+        "topics": [{"name": "Trips", "description": "Trips.", "scoping": {"user_scoped": True},
+                    "ttl_days": 30}],
+        "pipeline": {"steps": [
+            {"id": "p", "kind": "extract", "input_type": "pre_extracted", "next": "c"},
+            {"id": "c", "kind": "commit"}]},
+    }  # fmt: skip
+    headers = {"Authorization": f"Bearer {tenant.key}"}
+    runs = {}
+    with httpx.Client(base_url=tenant.url, timeout=60, headers=headers) as client:
+        assert client.put("/v1/groups/journeys", json=group).status_code == 200
+        for content in ("User flew to Oslo.", "User sailed to Hydra.", "User hiked the Alps."):
+            added = client.post("/v1/memories", json={
+                "input": {"pre_extracted": {"items": [{"topic": "Trips", "content": content}]}},
+                "user_id": tenant.user, "group": "journeys"})  # fmt: skip
+            run = client.get(f"/v1/runs/{added.json()['run_id']}", params={"wait": 30}).json()
+            assert run["status"] == "completed" and run["produced_by"] == "scripted", run
+            runs[content] = run["run_id"]
+    url = live_server.settings.database_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute("UPDATE runs SET produced_by = 'offline' WHERE project = %s AND run_id = %s",
+                   (tenant.project, runs["User sailed to Hydra."]))  # fmt: skip
+        db.execute(
+            "UPDATE memories SET updated_at = updated_at - interval '31 days' "
+            "WHERE project = %s AND content = 'User flew to Oslo.'", (tenant.project,)
+        )  # fmt: skip
+
+    log_in(browser, tenant, f"/console/memories?group=journeys&user={tenant.user}")
+    browser.wait_for_text("Memories 1\N{EN DASH}3 of 3")
+    rows = {
+        row.find_element("css selector", "td.content a").text: row
+        for row in browser.find_all("table.memories tbody tr")
+    }
+    assert set(rows) == set(runs)
+
+    def badges(content: str) -> dict[str, str]:
+        cells = rows[content].find_elements("css selector", "td.content .badge")
+        return {b.text: b.get_attribute("class") or "" for b in cells}
+
+    assert badges("User hiked the Alps.") == {"scripted": "badge badge-info producer"}
+    assert badges("User sailed to Hydra.") == {"offline": "badge badge-warn producer"}
+    assert badges("User flew to Oslo.") == {
+        "expired": "badge badge-warn expired", "scripted": "badge badge-info producer"}  # fmt: skip
+    offline = rows["User sailed to Hydra."].find_element("css selector", ".producer")
+    assert offline.get_attribute("title") == "offline heuristics, not a language model"
+    assert offline.is_displayed() and rows["User flew to Oslo."].find_element(
+        "css selector", ".expired").is_displayed()  # fmt: skip
+    browser.screenshot("memories-badges")

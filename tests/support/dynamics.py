@@ -13,6 +13,11 @@ EPISODES = [
     "A refit with a lower bridge cut and thinner feet; the wolf eased and the response evened out.",
 ]
 LATE_EPISODE = "Another tall bridge gave a wolf near C on the G string; a lower cut fixed it."
+# A later episode that qualifies what the rule rests on: the rule is rewritten for it.
+CONTRARY_EPISODE = (
+    "Another tall bridge gave a wolf near C on the G string; a lower cut did not fix it, a "
+    "heavier tailpiece did."
+)
 RULE = (
     "On this desk, prefer a lower bridge cut with thinner feet when the response is harsh or a "
     "wolf appears near C on the G string; tall bridges caused both before."

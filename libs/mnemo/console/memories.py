@@ -122,9 +122,10 @@ async def memories_page(
     expired: set[str] = set()
     if found and selected is not None and any(t.expires for t in selected.topics):
         expired = await engine.expired_memory_ids(session.project, f.group, [m.id for m in found])
+    producers = await engine.memory_producers(session.project, [m.id for m in found])
     context = {
         "f": f, "groups": groups, "group": selected, "memories": found, "page": paging,
-        "expired": expired,
+        "expired": expired, "producers": producers,
     }  # fmt: skip
     name = "_memories_body.html" if is_htmx(request) else "memories.html"
     return render(request, name, session, context, 400 if f.errors else 200)

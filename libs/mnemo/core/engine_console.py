@@ -66,6 +66,12 @@ class EngineConsoleReads(EngineGroups):
         async with self.database.db.connect() as conn:
             return await expiry_store.expired_ids(conn, g, ids)
 
+    async def memory_producers(self, project: str, ids: list[str]) -> dict[str, str]:
+        """What produced each memory's current version (the run label: a model's name or
+        "offline"), for those whose writing run recorded one; the console's badges."""
+        async with self.database.db.connect() as conn:
+            return await runs.producers_of(conn, project, ids)
+
     async def browse_memories(
         self,
         project: str,

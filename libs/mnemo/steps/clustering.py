@@ -64,3 +64,18 @@ def cluster(vectors: Sequence[np.ndarray], threshold: float) -> list[list[int]]:
         members[i] = sorted(members[i] + members[j])
         members[j] = []
     return sorted((m for m, a in zip(members, alive, strict=True) if a), key=lambda m: m[0])
+
+
+def typical_of(joining: Sequence[np.ndarray], sources: Sequence[np.ndarray]) -> bool:
+    """Whether every joining episode is at least as typical of a rule's sources as they are
+    of each other: its mean similarity to the sources reaches the sources' own mean pairwise
+    similarity. Such an episode is one more instance of what the rule already rests on.
+    False with fewer than two sources (there is no spread to compare with)."""
+    if len(sources) < 2 or not joining:
+        return False
+    s = _matrix(sources)
+    pairs = s @ s.T
+    n = len(sources)
+    spread = float((pairs.sum() - np.trace(pairs)) / (n * (n - 1)))
+    means = (_matrix(joining) @ s.T).mean(axis=1)
+    return bool(np.all(means >= spread))

@@ -5,7 +5,8 @@
 - `due_scopes` (a periodic tick) returns the scopes whose time triggers fire;
 - `plan_pass` reads the scope's pending episodes and rules, clusters them
   (`mnemo.steps.clustering`), and asks the LLM (prompt `consolidate`) for one rule per new
-  cluster of at least `min_episodes`, and for a rewrite of each rule that new episodes join;
+  cluster of at least `min_episodes`, and for a rewrite of each rule that new episodes join,
+  unless the rule already covers them (`covered`: they are linked to it without a call);
 - `apply_pass` writes the plan through the commit path (`store.commits`), which links every
   rule to its sources and applies the source policy.
 The transports run a pass per scope one at a time, in order (a key per scope).
@@ -14,6 +15,7 @@ The transports run a pass per scope one at a time, in order (a key per scope).
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +26,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
 from mnemo.deps import Deps
+from mnemo.core.answer_guards import check_ids, check_rewrites, is_placeholder
+from mnemo.core.buffering import Waiting, due_reason
+from mnemo.core.clustering import assign_to_rules, cluster, typical_of
+from mnemo.core.groups import GroupCache
 from mnemo.domain.consolidation import ConsolidationConfig, EpisodeScope
 from mnemo.domain.group import GroupConfig, GroupSource
 from mnemo.domain.memory import Candidate
@@ -51,6 +57,7 @@ class Plan:
     started: datetime
     seen: int  # the scope's new episodes this pass accounts for
     candidates: list[Candidate] = field(default_factory=list)
+    linked: int = 0  # rules that took new sources without a call (`covered`)
 
 
 def _spec_scope(
@@ -144,12 +151,46 @@ async def plan_pass(
     plan = Plan(pass_id=f"consolidation-{digest}", reason=reason, started=now, seen=waiting.count)
     for index, rule in enumerate(rules):
         joining = [e for e, j in zip(pending, joins, strict=True) if j == index]
-        if joining:
+        if joining and covered(rule, joining):
+            plan.candidates.append(_link_only(group, scope, plan, rule, joining))
+            plan.linked += 1
+        elif joining:
             plan.candidates += await _rewrite(deps, group, scope, plan, rule, joining)
     for members in groups:
         if len(members) >= config.min_episodes:
             plan.candidates += await _new_rule(deps, group, scope, plan, members)
     return plan
+
+
+# Words by which an episode may contradict or qualify what a rule rests on: such an episode
+# always goes to the model, however similar it is.
+_CONTRAST = re.compile(
+    r"\b(?:not|no|never|nothing|neither|nor|without|instead|anymore|longer|however|although|"
+    r"despite|unlike|failed|fails|worse|wrong|stopped|stop|didn't|doesn't|don't|wasn't|"
+    r"isn't|won't|can't|couldn't)\b|n't\b",
+    re.IGNORECASE,
+)
+
+
+def covered(rule: Rule, joining: list[Episode]) -> bool:
+    """Whether the rule already covers the episodes that join it, so rewriting it would
+    spend a call on one more instance of its own evidence: every joining episode is at least
+    as typical of the rule's sources as they are of each other (`typical_of`), and none says
+    anything by way of contrast or negation (a word of `_CONTRAST`) that the sources do not
+    say. Such episodes are linked to the rule as further sources, its content unchanged."""
+    said = {w.lower() for s in rule.sources for w in _CONTRAST.findall(s.content)}
+    if any(w.lower() not in said for e in joining for w in _CONTRAST.findall(e.content)):
+        return False
+    return typical_of([e.vector for e in joining], [s.vector for s in rule.sources])
+
+
+def _link_only(
+    group: GroupConfig, scope: EpisodeScope, plan: Plan, rule: Rule, joining: list[Episode]
+) -> Candidate:
+    """The rule as it stands, with the joining episodes as further sources: the commit
+    writes no version for unchanged content, it only links them."""
+    ids = [e.id for e in joining]
+    return _candidate(group, scope, plan, rule.content, rule.id, ids, "update")
 
 
 async def _new_rule(
@@ -266,7 +307,9 @@ def _count(ops: commits.Operations | None, plan: Plan) -> None:
     for kind, label in (("created", "rule_created"), ("updated", "rule_updated")):
         if done.get(kind):
             metrics.CONSOLIDATION_PASSES.labels(outcome=label).inc(len(done[kind]))
-    if not done.get("created") and not done.get("updated"):
+    if plan.linked:
+        metrics.CONSOLIDATION_PASSES.labels(outcome="rule_linked").inc(plan.linked)
+    if not done.get("created") and not done.get("updated") and not plan.linked:
         metrics.CONSOLIDATION_PASSES.labels(outcome="no_rule").inc()
     metrics.CONSOLIDATED_EPISODES.inc(sum(len(c.sources) for c in plan.candidates))
 

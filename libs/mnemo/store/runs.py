@@ -8,14 +8,14 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, text, tuple_, update
+from sqlalchemy import and_, delete, func, insert, or_, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.domain.memory import CommittedOperation, CommittedOperations, Run, RunState
 from mnemo.domain.retention import Redaction
 from mnemo.store import run_events
-from mnemo.store.schema import runs
+from mnemo.store.schema import memories, runs
 
 _OPEN = (RunState.running.value, RunState.in_buffer.value)
 RETRY_NOTE = "[retry not started: "
@@ -355,3 +355,26 @@ def run_from_row(m: Mapping[Any, Any]) -> Run:
         if ops
         else CommittedOperations(),
     )
+
+
+async def producers_of(conn: AsyncConnection, project: str, ids: Sequence[str]) -> dict[str, str]:
+    """What produced the current version of each of `ids` (memories of `project`): the
+    `produced_by` label of the run that wrote it last, where that run recorded one (a
+    consolidation pass, an import or a run from before migration 0017 has none)."""
+    if not ids:
+        return {}
+    rows = await conn.execute(
+        select(memories.c.id, runs.c.produced_by)
+        .join(
+            runs,
+            and_(
+                runs.c.project == memories.c.project, runs.c.run_id == memories.c.written_by_run_id
+            ),
+        )
+        .where(
+            memories.c.project == project,
+            memories.c.id.in_(list(ids)),
+            runs.c.produced_by.is_not(None),
+        )
+    )
+    return {row.id: row.produced_by for row in rows}

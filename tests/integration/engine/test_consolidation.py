@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
+from mnemo import metrics
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import Memory, MemoryStatus
 from tests.integration.engine.helpers import add_and_wait, listing, search
 from tests.support.dynamics import (
+    CONTRARY_EPISODE,
     DESK,
     EPISODES,
     LATE_EPISODE,
@@ -99,18 +101,46 @@ async def test_a_later_episode_rewrites_the_rule_with_history(
     for text in EPISODES:
         await episode(engine, project, text)
     rule = await settled(engine, project, RULE)
-    late = await episode(engine, project, LATE_EPISODE)
+    late = await episode(engine, project, CONTRARY_EPISODE)
     again = await settled(engine, project, RULE_V2)
 
     assert again.id == rule.id  # no second rule
     _, second = llm.calls_for("consolidate")
     assert user_body(second)["current_rule"] == RULE
-    assert [e["content"] for e in user_body(second)["new_episodes"]] == [LATE_EPISODE]
+    assert [e["content"] for e in user_body(second)["new_episodes"]] == [CONTRARY_EPISODE]
     history = await engine.memory_history(project, "luthier", "luthier-1", rule.id)
     assert [v.content for v in history] == [RULE]
     assert history[0].run_id is not None and history[0].run_id.startswith("consolidation-")
     sources = await engine.memory_sources(project, "luthier", "luthier-1", rule.id)
     assert sources[-1].id == late and len(sources) == 4
+
+
+async def test_a_later_episode_the_rule_covers_is_linked_without_a_call(
+    engine: Engine, llm: ScriptedLLMServer, project: str
+) -> None:
+    """Issue 32 (calls per add): one more instance of what the rule rests on, saying nothing
+    by way of contrast, joins the rule as a source; the rule is not rewritten."""
+    await engine.put_group(project, "luthier", LUTHIER_GROUP)
+    llm.script("consolidate", consolidate_answer)
+    for text in EPISODES:
+        await episode(engine, project, text)
+    rule = await settled(engine, project, RULE)
+    linked = metrics.CONSOLIDATION_PASSES.labels(outcome="rule_linked")._value.get()
+    late = await episode(engine, project, LATE_EPISODE)
+    deadline = asyncio.get_running_loop().time() + 20
+    while True:
+        sources = await engine.memory_sources(project, "luthier", "luthier-1", rule.id)
+        if len(sources) == 4:
+            break
+        assert asyncio.get_running_loop().time() < deadline, [m.content for m in sources]
+        await asyncio.sleep(0.1)
+    assert sources[-1].id == late and sources[-1].status == MemoryStatus.consolidated
+    assert len(llm.calls_for("consolidate")) == 1  # the rule's creation only
+    assert metrics.CONSOLIDATION_PASSES.labels(outcome="rule_linked")._value.get() == linked + 1
+    [same] = await rules(engine, project)
+    assert (same.id, same.content) == (rule.id, RULE)
+    assert await engine.memory_history(project, "luthier", "luthier-1", rule.id) == []
+    assert [m.id for m in await listing(engine, project, **AT_DESK)] == [rule.id]
 
 
 async def test_scopes_do_not_mix(engine: Engine, llm: ScriptedLLMServer, project: str) -> None:

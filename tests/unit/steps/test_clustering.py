@@ -47,3 +47,13 @@ def test_episodes_join_the_most_similar_rule_above_the_threshold() -> None:
     assert joins == [0, 1, None]
     assert assign_to_rules([A], [[], []], 0.0) == [None]
     assert assign_to_rules([], rules, 0.0) == []
+
+
+def test_an_episode_as_typical_as_the_sources_are_of_each_other() -> None:
+    from mnemo.core.clustering import typical_of
+
+    sources = [near(A, 0.3, 1), near(A, 0.3, 2), near(A, 0.3, 3)]
+    assert typical_of([A], sources)  # the centre is closer to each than they are to each other
+    assert not typical_of([near(A, 1.5, 4)], sources)  # an outlier that still leans to A
+    assert not typical_of([A, B], sources)  # every joiner must be typical
+    assert not typical_of([A], sources[:1])  # one source: no spread to compare with
