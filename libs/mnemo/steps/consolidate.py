@@ -26,10 +26,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
 from mnemo.deps import Deps
-from mnemo.core.answer_guards import check_ids, check_rewrites, is_placeholder
-from mnemo.core.buffering import Waiting, due_reason
-from mnemo.core.clustering import assign_to_rules, cluster, typical_of
-from mnemo.core.groups import GroupCache
 from mnemo.domain.consolidation import ConsolidationConfig, EpisodeScope
 from mnemo.domain.group import GroupConfig, GroupSource
 from mnemo.domain.memory import Candidate
@@ -37,7 +33,7 @@ from mnemo.domain.requests import NotFound
 from mnemo.prompts import consolidate as prompt
 from mnemo.steps.answer_guards import check_ids, check_rewrites, is_placeholder
 from mnemo.steps.buffering import Waiting, due_reason
-from mnemo.steps.clustering import assign_to_rules, cluster
+from mnemo.steps.clustering import assign_to_rules, cluster, typical_of
 from mnemo.store import commits
 from mnemo.store import consolidation as store
 from mnemo.store.consolidation import Episode, Rule

@@ -50,7 +50,7 @@ def test_episodes_join_the_most_similar_rule_above_the_threshold() -> None:
 
 
 def test_an_episode_as_typical_as_the_sources_are_of_each_other() -> None:
-    from mnemo.core.clustering import typical_of
+    from mnemo.steps.clustering import typical_of
 
     sources = [near(A, 0.3, 1), near(A, 0.3, 2), near(A, 0.3, 3)]
     assert typical_of([A], sources)  # the centre is closer to each than they are to each other
