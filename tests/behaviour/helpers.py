@@ -102,9 +102,7 @@ async def reach(mode: Mode, project: str, run_id: str, wanted: str) -> None:
 
 
 async def listing(mode: Mode, project: str, group: str, user: str, **body: Any) -> list[Memory]:
-    request = ListRequest.model_validate(
-        {"group": group, "user_id": user, "limit": 100, **body}
-    )
+    request = ListRequest.model_validate({"group": group, "user_id": user, "limit": 100, **body})
     found, _ = await mode.engine.list_memories(project, request)
     return found
 

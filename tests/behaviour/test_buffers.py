@@ -61,9 +61,7 @@ async def test_a_topic_trigger_flushes_when_its_topic_arrives(mode: Mode, projec
     await reach(mode, project, note.run_id, "in_buffer")
     urgent = await add(mode, project, "notes", "u", items(("Urgent", "call mum")))
     await completed(mode, project, note.run_id, urgent.run_id)
-    assert await contents(mode, project, "notes", "u", topics=["Digest"]) == [
-        "buy milk | call mum"
-    ]
+    assert await contents(mode, project, "notes", "u", topics=["Digest"]) == ["buy milk | call mum"]
 
 
 async def test_a_sliding_window_gives_extract_the_last_inputs(mode: Mode, project: str) -> None:

@@ -69,24 +69,3 @@ async def test_flush_whose_buffer_step_vanished_fails_naming_it(
     for run in (first, second):
         error = await _failed_error(harness, project, run.run_id)
         assert "StopIteration" not in error and "'hold'" in error
-
-
-async def test_runs_held_in_a_removed_buffer_fail_instead_of_waiting_forever(
-    harness: Harness, project: str
-) -> None:
-    document = buffered_group({"triggers": {"idle_seconds": 60}})
-    await harness.engine.put_group(project, "notes", document)
-    held = await add(
-        harness.engine, project, {"group": "notes", "user_id": "u", "input": says("a")}
-    )
-    await harness.drain()
-    assert await harness.status(project, held.run_id) == "in_buffer"
-    await harness.engine.put_group(project, "notes", renamed(document, "hold", "hold_v2"))
-    harness.clock.advance(120)
-    await harness.tick()
-    error = await _failed_error(harness, project, held.run_id)
-    assert "'hold'" in error and "retry" in error
-    retried = await harness.engine.retry_run(project, held.run_id)
-    assert retried.status.value == "running"
-    await harness.drain()
-    assert await harness.status(project, held.run_id) == "in_buffer"  # held by 'hold_v2' now
