@@ -3,13 +3,12 @@ consolidation passes), with the LLM's answers scripted on the services' shared s
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from mnemo.domain.memory import MemoryStatus, Run
+from mnemo.domain.memory import Run
 from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
 from tests.kafka.conftest import Cluster, service_logs
 from tests.kafka.helpers import wait_all
@@ -19,15 +18,10 @@ from tests.support.dynamics import (
     CORRECTION_QUOTE,
     DARKROOM_GROUP,
     DESK,
-    EPISODES,
     EXTRACTED,
     GRADE_2,
     GRADE_4,
-    LUTHIER_GROUP,
-    QUESTION,
     RESTATEMENT,
-    RULE,
-    consolidate_answer,
     conversation,
     extract_as,
     facts,
@@ -72,28 +66,6 @@ async def listed(cluster: Cluster, project: str, **body: Any) -> list[Any]:
 async def searched(cluster: Cluster, project: str, query: str, **body: Any) -> list[Any]:
     request = SearchRequest.model_validate({"query": query, **body})
     return await cluster.engine.search(project, request)
-
-
-async def test_example_4_episodes_become_a_rule(cluster: Cluster, llm: Any, project: str) -> None:
-    await cluster.engine.put_group(project, "luthier", LUTHIER_GROUP)
-    llm.script("consolidate", consolidate_answer)
-    ids = []
-    for text in EPISODES:
-        run = await run_done(cluster, project, {**AT_DESK, "input": facts("Episodes", text)})
-        assert run.committed_operations is not None
-        ids.append(run.committed_operations.created[0].memory_id)
-    deadline = asyncio.get_running_loop().time() + 60
-    while not (rules := await listed(cluster, project, topics=["Rules"], **AT_DESK)):
-        assert asyncio.get_running_loop().time() < deadline, service_logs(cluster)
-        await asyncio.sleep(0.3)
-    [rule] = rules
-    assert rule.content == RULE
-    assert len(llm.calls_for("consolidate")) == 1
-    assert [m.id for m in await listed(cluster, project, **AT_DESK)] == [rule.id]
-    sources = await cluster.engine.memory_sources(project, "luthier", "luthier-1", rule.id)
-    assert [m.id for m in sources] == ids
-    assert {m.status for m in sources} == {MemoryStatus.consolidated}
-    assert (await searched(cluster, project, QUESTION, **AT_DESK))[0].id == rule.id
 
 
 async def test_example_5_a_recalled_rule_is_corrected(
