@@ -64,7 +64,7 @@ async def embedded_mode(
         postgres.new_database(),
         tmp_path_factory.mktemp("behaviour-embedded"),
         consolidation_tick_seconds=CONSOLIDATION_TICK_SECONDS,
-        transient_backoff_seconds=0.5,
+        transient_backoff_seconds=0.5,  # as the stage services (tests.kafka.services)
     )
     llm = OpenAICompatibleLLM(
         base_url=behaviour_llm.base_url, api_key=None, model="scripted", timeout=10,
