@@ -31,6 +31,7 @@ from mnemo.core.buffering import (
 from mnemo.core.dispatch import LLM_KINDS, run_chain, takes_raw_input
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
+from mnemo.core.withdrawal import withdraw_erased
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep, CommitStep, Step
@@ -84,9 +85,8 @@ class PipelineRunner:
             raise LookupError(f"run {record.payload['run_id']} has no row")
         if row["redaction"] == Redaction.erased.value:
             return None  # the erase ended it (failed, content gone)
-        if await tombstones.erased_among(tx, [row["run_id"]]):  # admitted before the erase
-            await erasure.redact_erased_runs(tx, [row["run_id"]], self.deps.clock.now())
-            return None
+        if await withdraw_erased(tx, [row["run_id"]], self.deps.clock.now()):
+            return None  # admitted before the erase
         if row["redaction"] is not None:
             raise LookupError(f"run {row['run_id']} has no raw input left ({row['redaction']})")
         run = RunRecord.from_row(row)

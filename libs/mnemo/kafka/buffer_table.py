@@ -18,6 +18,7 @@ from faust.types import TableT
 from mnemo import metrics
 from mnemo.core.groups import GroupCache
 from mnemo.core.stale_buffers import current_buffer, fail_held_runs
+from mnemo.core.withdrawal import withdraw_erased
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.pipeline import MissingStep
 from mnemo.domain.requests import NotFound
@@ -29,7 +30,6 @@ from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.sweeps import SweepSchedule
 from mnemo.stages import buffer as stage
 from mnemo.stages.buffer import BufferState
-from mnemo.store import erasure, tombstones
 from mnemo.tracing.pipeline import batch_attributes, record_span
 
 log = logging.getLogger(__name__)
@@ -93,8 +93,7 @@ class BufferTable:
             return
         deps = await self.rt.deps()
         async with deps.db.begin() as tx:
-            erased = await tombstones.erased_among(tx, held)
-            await erasure.redact_erased_runs(tx, erased, deps.clock.now())
+            erased = await withdraw_erased(tx, held, deps.clock.now())
         for key, state in self.states(partition):
             kept = stage.without_runs(state, erased)
             if kept is not state:
