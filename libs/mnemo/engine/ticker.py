@@ -13,9 +13,8 @@ import logging
 import time
 
 from mnemo import metrics
-from mnemo.core.erasure import finish_pending_erasures
 from mnemo.core.failures import describe, is_transient
-from mnemo.core.retention import forget_expired_keys, sweep_expired
+from mnemo.core.retention_sweep import sweep_retention
 from mnemo.core.stale_buffers import current_buffer, fail_held_runs
 from mnemo.domain.pipeline import MissingStep
 from mnemo.domain.requests import NotFound
@@ -69,10 +68,7 @@ async def run_ticker(
             await tick(runner)
             if time.monotonic() - last_sweep >= sweep_seconds:
                 last_sweep = time.monotonic()
-                if redacted := await sweep_expired(runner.deps.db, runner.deps.clock):
-                    log.info("retention: redacted the raw input of %d run(s)", redacted)
-                await forget_expired_keys(runner.deps.db, runner.deps.clock)
-                await finish_pending_erasures(runner.deps.db, runner.deps.clock)
+                await sweep_retention(runner.deps.db, runner.deps.clock)
             if (
                 time.monotonic() - consolidated_at
                 >= runner.deps.settings.consolidation_tick_seconds
