@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +28,7 @@ from mnemo.core.buffering import (
     slide,
 )
 from mnemo.core.dispatch import LLM_KINDS, run_chain, takes_raw_input
+from mnemo.core.flush_ids import flush_id
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
 from mnemo.core.withdrawal import withdraw_erased
@@ -201,7 +201,8 @@ class PipelineRunner:
     ) -> None:
         """Publish the buffered `rows` as one flush record and empty the buffer of them."""
         held = [_held(i) for i in rows]
-        batch = flush_batch(str(uuid.uuid4()), buffer.project, buffer.group, buffer.scope_key, held)
+        batch_id = flush_id(buffer.group, step.id, buffer.scope_key, [h.run_id for h in held])
+        batch = flush_batch(batch_id, buffer.project, buffer.group, buffer.scope_key, held)
         payload: dict[str, Any] = {
             "kind": FLUSH,
             "flush_id": batch.batch_id,
