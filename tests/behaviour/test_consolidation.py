@@ -21,6 +21,7 @@ from tests.support.dynamics import (
     GRADE_4,
     LUTHIER_GROUP,
     QUESTION,
+    RESTATEMENT,
     RULE,
     consolidate_answer,
     conversation,
@@ -85,3 +86,22 @@ async def test_a_recalled_rule_is_corrected_with_history(mode: Mode, project: st
     assert [v.content for v in history] == [GRADE_2]
     found = await searched(mode, project, "which grade?", **PRINTER)
     assert [m.content for m in found] == [GRADE_4]
+
+    # A restatement writes nothing; another user's correction never reaches this rule.
+    assert [m.id for m in await searched(mode, project, "muddy midtones", **PRINTER)] == [rule]
+    mode.llm.script("extract", extract_as("Use grade 4 for muddy midtones as usual."))
+    mode.llm.script("reconsolidate", verdict(rule, "match", RESTATEMENT))
+    body = {**PRINTER, "input": conversation(("assistant", GRADE_4), ("user", RESTATEMENT))}
+    restated = await run_done(mode, project, body)
+    assert restated.committed_operations is not None
+    assert restated.committed_operations.updated == restated.committed_operations.created == []
+    assert restated.reconsolidation and restated.reconsolidation[0].decision == "match"
+    gate_calls = len(mode.llm.calls_for("reconsolidate"))
+    mode.llm.script("transform_with_context", {"existing": [], "new": []})
+    other = {**PRINTER, "user_id": "printer-2", "recalled": [rule],
+             "input": conversation(("assistant", GRADE_2), ("user", CORRECTION))}  # fmt: skip
+    await run_done(mode, project, other)
+    assert len(mode.llm.calls_for("reconsolidate")) == gate_calls
+    memory = await mode.engine.get_memory(project, "darkroom", "printer-1", rule)
+    assert memory.content == GRADE_4
+    assert len(await mode.engine.memory_history(project, "darkroom", "printer-1", rule)) == 1

@@ -4,28 +4,14 @@ buffer that no longer exists fail instead of waiting forever."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from tests.behaviour.test_group_changes import renamed
 from tests.integration.engine.helpers import add, says
 from tests.integration.engine.test_buffers import Harness, buffered_group, harness
 
 pytestmark = pytest.mark.integration
 __all__ = ["harness"]
-
-
-def renamed(document: dict[str, Any], old: str, new: str) -> dict[str, Any]:
-    """`document` with step `old` renamed to `new` (and every `next` pointing at it)."""
-    steps = []
-    for step in document["pipeline"]["steps"]:
-        step = dict(step)
-        if step["id"] == old:
-            step["id"] = new
-        if step.get("next") == old:
-            step["next"] = new
-        steps.append(step)
-    return {**document, "pipeline": {"steps": steps}}
 
 
 async def _failed_error(harness: Harness, project: str, run_id: str) -> str:
