@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 import faust
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from mnemo.core import retention_sweep
 from mnemo.kafka.runtime import Runtime
 from mnemo.store import tombstones
 
@@ -60,7 +61,7 @@ def sweep_retention_periodically(app: faust.App, rt: Runtime) -> None:
     async def sweep() -> None:
         try:
             deps = await rt.deps()
-            await sweep_retention(deps.db, deps.clock)
+            await retention_sweep.sweep_retention(deps.db, deps.clock)
         except Exception as exc:  # the next sweep catches up
             log.warning("%s: retention sweep failed (%s)", rt.service, exc)
 
