@@ -43,7 +43,8 @@ if [ -d tests/kafka ] && [ -f deploy/kafka/kafka.sh ]; then
   export KAFKA_PORT="${KAFKA_PORT:-9092}"
   trap 'bash deploy/kafka/kafka.sh down || true; rm -rf "$BASETEMP"' EXIT
   bash deploy/kafka/kafka.sh up
-  $PY -m pytest tests/kafka -m kafka -q -p no:cacheprovider --basetemp "$BASETEMP/kafka" || status=$?
+  # The Kafka suite and the Kafka half of the behaviour suite (its embedded half ran above).
+  $PY -m pytest tests/kafka tests/behaviour -m kafka -q -p no:cacheprovider --basetemp "$BASETEMP/kafka" || status=$?
 fi
 if [ "${SKIP_PYTHON_VERSIONS:-}" != 1 ]; then
   suite=passed

@@ -105,8 +105,6 @@ class KafkaSettings(BaseModel):
     session_timeout_seconds: float = Field(default=10.0, ge=6)
     buffer_tick_seconds: float = Field(default=1.0, gt=0)
     lag_interval_seconds: float = Field(default=5.0, gt=0)
-    # First wait before retrying a record whose Postgres or broker is unavailable (doubles).
-    transient_backoff_seconds: float = Field(default=1.0, gt=0)
     # A stage whose table recovery reads nothing for this long exits, so that its
     # supervisor restarts it (mnemo.kafka.watchdog says why).
     recovery_stall_seconds: float = Field(default=60.0, gt=0)
@@ -262,6 +260,20 @@ class Settings(BaseSettings):
     # How often the pipeline looks for consolidation scopes whose idle or interval trigger
     # is due (count triggers fire at commit).
     consolidation_tick_seconds: float = Field(default=30.0, gt=0)
+    # Retries of a transient failure (core.backoff), the same in both modes: the embedded
+    # workers and the stage services wait this long first, doubling up to the cap.
+    transient_backoff_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        description="First wait before retrying work whose Postgres or Kafka broker is "
+        "unavailable; each further wait doubles, up to transient_backoff_cap_seconds.",
+    )
+    transient_backoff_cap_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Longest wait between retries of work during an outage of Postgres or "
+        "the broker (both modes), so that work resumes soon after the outage ends.",
+    )
 
     # Recall tracking: every search records the ids it returned (off the hot path: a
     # bounded in-process queue, written in batches; when full, the oldest entry is dropped).

@@ -10,6 +10,7 @@ import socket
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +70,11 @@ class Cluster:
 
 @pytest.fixture(scope="session")
 def kafka_prefix() -> str:
+    return new_prefix()
+
+
+def new_prefix() -> str:
+    """Unique topic names for a cluster; skips (fails on CI) when no broker is up."""
     if not _broker_up():
         message = f"no Kafka broker on {BOOTSTRAP}: run `bash deploy/kafka/kafka.sh up`"
         if os.environ.get("CI"):
@@ -89,6 +95,56 @@ def otlp() -> Iterator[OtlpReceiver]:
         yield receiver
 
 
+@asynccontextmanager
+async def running_cluster(
+    prefix: str,
+    llm_server: ScriptedLLMServer,
+    database_url: str,
+    otlp: OtlpReceiver,
+    data_dir: Path,
+    extra_env: dict[str, str] | None = None,
+) -> AsyncIterator[Cluster]:
+    """The gateway engine in-process and the four stage services as subprocesses (kept
+    up by a keeper thread), on the broker at BOOTSTRAP and topics named `prefix`."""
+    ks = KafkaSettings(
+        bootstrap_servers=BOOTSTRAP,
+        topic_prefix=prefix,
+        partitions=4,
+        produce_timeout_seconds=5,
+        lag_interval_seconds=1,
+    )
+    settings = Settings(
+        database_url=database_url, data_dir=data_dir, embedding_provider="hash",
+        reconcile_min_similarity=0.3, db_pool_size=10, auth_disabled=True, kafka=ks,
+    )  # fmt: skip
+    llm = OpenAICompatibleLLM(
+        base_url=llm_server.base_url, api_key=None, model="scripted", timeout=10, max_attempts=2
+    )
+    engine = await start_engine(settings, llm=llm, embedder=HashEmbedder())
+    env = stage_env(database_url, llm_server.base_url, prefix, data_dir)
+    env["MNEMO_KAFKA_BOOTSTRAP_SERVERS"] = BOOTSTRAP
+    env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = otlp.endpoint
+    env["OTEL_BSP_SCHEDULE_DELAY"] = "100"  # export within 0.1 s
+    env.update(extra_env or {})
+    services = {name: Service(name, env, data_dir) for name in STAGES}
+    stop_keeper = threading.Event()
+    keeper = threading.Thread(target=keep_up, args=(list(services.values()), stop_keeper))
+    try:
+        for service in services.values():
+            service.start()
+        for service in services.values():
+            await asyncio.to_thread(service.wait_ready)
+        keeper.start()
+        yield Cluster(engine, settings, ks, services, llm_server, database_url, otlp)
+    finally:
+        stop_keeper.set()
+        if keeper.is_alive():
+            keeper.join()
+        for service in services.values():
+            service.stop()
+        await engine.close()
+
+
 @pytest.fixture(scope="session")
 async def cluster(
     kafka_prefix: str,
@@ -99,42 +155,8 @@ async def cluster(
 ) -> AsyncIterator[Cluster]:
     data_dir = tmp_path_factory.mktemp("kafka-cluster")
     database_url = postgres.new_database()
-    ks = KafkaSettings(
-        bootstrap_servers=BOOTSTRAP,
-        topic_prefix=kafka_prefix,
-        partitions=4,
-        produce_timeout_seconds=5,
-        lag_interval_seconds=1,
-    )
-    settings = Settings(
-        database_url=database_url, data_dir=data_dir, embedding_provider="hash",
-        reconcile_min_similarity=0.3, db_pool_size=10, auth_disabled=True, kafka=ks,
-    )  # fmt: skip
-    llm = OpenAICompatibleLLM(
-        base_url=kafka_llm.base_url, api_key=None, model="scripted", timeout=10, max_attempts=2
-    )
-    engine = await start_engine(settings, llm=llm, embedder=HashEmbedder())
-    env = stage_env(database_url, kafka_llm.base_url, kafka_prefix, data_dir)
-    env["MNEMO_KAFKA_BOOTSTRAP_SERVERS"] = BOOTSTRAP
-    env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = otlp.endpoint
-    env["OTEL_BSP_SCHEDULE_DELAY"] = "100"  # export within 0.1 s
-    services = {name: Service(name, env, data_dir) for name in STAGES}
-    stop_keeper = threading.Event()
-    keeper = threading.Thread(target=keep_up, args=(list(services.values()), stop_keeper))
-    try:
-        for service in services.values():
-            service.start()
-        for service in services.values():
-            await asyncio.to_thread(service.wait_ready)
-        keeper.start()
-        yield Cluster(engine, settings, ks, services, kafka_llm, database_url, otlp)
-    finally:
-        stop_keeper.set()
-        if keeper.is_alive():
-            keeper.join()
-        for service in services.values():
-            service.stop()
-        await engine.close()
+    async with running_cluster(kafka_prefix, kafka_llm, database_url, otlp, data_dir) as c:
+        yield c
 
 
 @pytest.fixture

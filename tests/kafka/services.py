@@ -147,6 +147,6 @@ def stage_env(database_url: str, llm_url: str, prefix: str, data_dir: Path) -> d
         "MNEMO_KAFKA_SESSION_TIMEOUT_SECONDS": "6",
         "MNEMO_KAFKA_BUFFER_TICK_SECONDS": "0.3",
         "MNEMO_KAFKA_LAG_INTERVAL_SECONDS": "1",
-        "MNEMO_KAFKA_TRANSIENT_BACKOFF_SECONDS": "0.5",
+        "MNEMO_TRANSIENT_BACKOFF_SECONDS": "0.5",
         "MNEMO_KAFKA_RECOVERY_STALL_SECONDS": "20",
     }

@@ -1,37 +1,23 @@
-"""Examples 4, 5 and 6 through the Kafka services (the committer runs reconcile, the gate and
-consolidation passes), with the LLM's answers scripted on the services' shared server."""
+"""Example 6 through the Kafka services (the committer runs reconcile, the gate and
+consolidation passes), with the LLM's answers scripted on the services' shared server.
+Examples 4 and 5 run on both transports: tests/behaviour/test_consolidation.py."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from mnemo.domain.memory import MemoryStatus, Run
+from mnemo.domain.memory import Run
 from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
-from tests.kafka.conftest import Cluster, service_logs
+from tests.kafka.conftest import Cluster
 from tests.kafka.helpers import wait_all
 from tests.support.dynamics import (
     BENCH,
-    CORRECTION,
-    CORRECTION_QUOTE,
-    DARKROOM_GROUP,
     DESK,
-    EPISODES,
-    EXTRACTED,
-    GRADE_2,
-    GRADE_4,
-    LUTHIER_GROUP,
-    QUESTION,
-    RESTATEMENT,
-    RULE,
-    consolidate_answer,
-    conversation,
     extract_as,
     facts,
-    verdict,
 )
 
 pytestmark = pytest.mark.kafka
@@ -72,70 +58,6 @@ async def listed(cluster: Cluster, project: str, **body: Any) -> list[Any]:
 async def searched(cluster: Cluster, project: str, query: str, **body: Any) -> list[Any]:
     request = SearchRequest.model_validate({"query": query, **body})
     return await cluster.engine.search(project, request)
-
-
-async def test_example_4_episodes_become_a_rule(cluster: Cluster, llm: Any, project: str) -> None:
-    await cluster.engine.put_group(project, "luthier", LUTHIER_GROUP)
-    llm.script("consolidate", consolidate_answer)
-    ids = []
-    for text in EPISODES:
-        run = await run_done(cluster, project, {**AT_DESK, "input": facts("Episodes", text)})
-        assert run.committed_operations is not None
-        ids.append(run.committed_operations.created[0].memory_id)
-    deadline = asyncio.get_running_loop().time() + 60
-    while not (rules := await listed(cluster, project, topics=["Rules"], **AT_DESK)):
-        assert asyncio.get_running_loop().time() < deadline, service_logs(cluster)
-        await asyncio.sleep(0.3)
-    [rule] = rules
-    assert rule.content == RULE
-    assert len(llm.calls_for("consolidate")) == 1
-    assert [m.id for m in await listed(cluster, project, **AT_DESK)] == [rule.id]
-    sources = await cluster.engine.memory_sources(project, "luthier", "luthier-1", rule.id)
-    assert [m.id for m in sources] == ids
-    assert {m.status for m in sources} == {MemoryStatus.consolidated}
-    assert (await searched(cluster, project, QUESTION, **AT_DESK))[0].id == rule.id
-
-
-async def test_example_5_a_recalled_rule_is_corrected(
-    cluster: Cluster, llm: Any, project: str
-) -> None:
-    await cluster.engine.put_group(project, "darkroom", DARKROOM_GROUP)
-    seeded = await run_done(cluster, project, {**PRINTER, "input": facts("Rules", GRADE_2)})
-    assert seeded.committed_operations is not None
-    rule = seeded.committed_operations.created[0].memory_id
-
-    async def turn(said: str, **extra: Any) -> Run:
-        recalled = await searched(cluster, project, "muddy midtones", **PRINTER)
-        assert [m.id for m in recalled] == [rule]
-        body = {**PRINTER, **extra, "input": conversation(("assistant", GRADE_2), ("user", said))}
-        return await run_done(cluster, project, body)
-
-    llm.script("extract", extract_as(EXTRACTED))
-    llm.script("reconsolidate", verdict(rule, "contradict", CORRECTION_QUOTE, GRADE_4))
-    corrected = await turn(CORRECTION)
-    assert corrected.status == "completed", (corrected.error, service_logs(cluster))
-    assert corrected.committed_operations is not None
-    assert [o.memory_id for o in corrected.committed_operations.updated] == [rule]
-    assert corrected.reconsolidation and corrected.reconsolidation[0].applied is True
-    history = await cluster.engine.memory_history(project, "darkroom", "printer-1", rule)
-    assert [v.content for v in history] == [GRADE_2]
-    found = await searched(cluster, project, "which grade?", **PRINTER)
-    assert [m.content for m in found] == [GRADE_4]
-
-    llm.script("extract", extract_as("Use grade 4 for muddy midtones as usual."))
-    llm.script("reconsolidate", verdict(rule, "match", RESTATEMENT))
-    restated = await turn(RESTATEMENT)
-    assert restated.committed_operations is not None
-    assert restated.committed_operations.updated == restated.committed_operations.created == []
-    assert restated.reconsolidation and restated.reconsolidation[0].decision == "match"
-
-    gate_calls = len(llm.calls_for("reconsolidate"))
-    llm.script("transform_with_context", {"existing": [], "new": []})
-    await turn(CORRECTION, user_id="printer-2", recalled=[rule])  # another user
-    assert len(llm.calls_for("reconsolidate")) == gate_calls
-    memory = await cluster.engine.get_memory(project, "darkroom", "printer-1", rule)
-    assert memory.content == GRADE_4
-    assert len(await cluster.engine.memory_history(project, "darkroom", "printer-1", rule)) == 1
 
 
 async def test_example_6_a_preference_change_supersedes(

@@ -3,14 +3,11 @@ claim committed, and fails the run again (503) when the broker does not take it.
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from mnemo.core.engine import Engine
 from mnemo.core.transport import TransportUnavailable
 from mnemo.domain.memory import Run, RunState
-from mnemo.domain.requests import InvalidRequest
 from mnemo.kafka.transport import KafkaTransport
 from tests.kafka.conftest import Cluster, service_logs
 from tests.kafka.helpers import add, memories, wait_all
@@ -52,19 +49,3 @@ async def test_a_retry_the_broker_does_not_take_leaves_the_run_failed(
     assert retried.status == RunState.running
     await wait_all(engine, project, [failed.run_id], timeout=60)
     assert [m.content for m in await memories(engine, project, "r1")] == ["User said: retry me"]
-
-
-async def test_of_two_concurrent_retries_exactly_one_runs(cluster: Cluster, project: str) -> None:
-    engine = cluster.engine
-    failed = await failed_run(cluster, project, "r2", "only once")
-    outcomes = await asyncio.gather(
-        *(engine.retry_run(project, failed.run_id) for _ in range(2)), return_exceptions=True
-    )
-    started = [o for o in outcomes if isinstance(o, Run)]
-    refused = [o for o in outcomes if isinstance(o, InvalidRequest)]
-    assert len(started) == 1 and len(refused) == 1, outcomes
-    assert refused[0].kind == "conflict"
-    await wait_all(engine, project, [failed.run_id], timeout=60)
-    done = await engine.get_run(project, failed.run_id)
-    assert done.committed_operations is not None and len(done.committed_operations.created) == 1
-    assert [m.content for m in await memories(engine, project, "r2")] == ["User said: only once"]

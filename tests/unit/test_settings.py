@@ -12,13 +12,13 @@ def test_kafka_variables_keep_their_documented_names(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("MNEMO_KAFKA_BOOTSTRAP_SERVERS", "10.0.0.1:9092")
     monkeypatch.setenv("MNEMO_KAFKA_PARTITIONS", "8")
     monkeypatch.setenv("MNEMO_KAFKA_TOPIC_PREFIX", "acme")
-    monkeypatch.setenv("MNEMO_KAFKA_TRANSIENT_BACKOFF_SECONDS", "0.5")
+    monkeypatch.setenv("MNEMO_KAFKA_BUFFER_TICK_SECONDS", "0.5")
     monkeypatch.setenv("MNEMO_METRICS_PORT", "9101")
     monkeypatch.setenv("MNEMO_DATABASE_URL", "postgresql://db/mnemo")
     settings = Settings()
     assert settings.kafka.bootstrap_servers == "10.0.0.1:9092"
     assert (settings.kafka.partitions, settings.kafka.topic_prefix) == (8, "acme")
-    assert settings.kafka.transient_backoff_seconds == 0.5
+    assert settings.kafka.buffer_tick_seconds == 0.5
     assert settings.metrics_port == 9101
     assert settings.database_url == "postgresql://db/mnemo"  # not split into a section
 

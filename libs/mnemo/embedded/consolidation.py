@@ -9,22 +9,19 @@ retries it.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from mnemo.core.failures import describe, is_transient
+from mnemo.core.consolidation_pass import run_pass
 from mnemo.core.groups import GroupCache
 from mnemo.deps import Deps
 from mnemo.domain.consolidation import EpisodeScope
-from mnemo.domain.requests import NotFound
+from mnemo.domain.group import GroupConfig
 from mnemo.embedded.bus.base import CONSOLIDATE, PIPELINE_CHANNEL, Bus
 from mnemo.steps.consolidate import apply_pass, due_scopes, plan_pass, record_failure
 from mnemo.store.schema import bus_records
-
-log = logging.getLogger(__name__)
 
 
 def check_payload(scope: EpisodeScope) -> dict[str, Any]:
@@ -34,24 +31,20 @@ def check_payload(scope: EpisodeScope) -> dict[str, Any]:
 async def consolidate(
     deps: Deps, groups: GroupCache, tx: AsyncConnection, payload: dict[str, Any]
 ) -> None:
-    """Run the scope's pass if its trigger still fires."""
+    """Run the scope's pass if its trigger still fires (`core.consolidation_pass`), inside
+    the record's transaction."""
     scope = EpisodeScope.from_payload(payload["scope"])
-    try:
-        group = await groups.get(scope.project, scope.group)
-    except NotFound:
-        return  # the group is gone
-    if group.consolidation is None:
-        return
-    try:
+
+    async def attempt(group: GroupConfig) -> None:
         async with tx.begin_nested():
             plan = await plan_pass(deps, tx, group, scope)
             if plan is not None:
                 await apply_pass(deps, tx, group, scope, plan)
-    except Exception as exc:
-        if is_transient(exc):
-            raise
-        log.warning("consolidation of %s/%s failed: %s", scope.group, scope.key, describe(exc))
-        await record_failure(deps, tx, scope, describe(exc))
+
+    async def record(error: str) -> None:
+        await record_failure(deps, tx, scope, error)
+
+    await run_pass(groups, scope, attempt, record)
 
 
 async def publish_due(deps: Deps, groups: GroupCache, bus: Bus) -> int:

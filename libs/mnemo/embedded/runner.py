@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from datetime import datetime
 from typing import Any
 
@@ -18,8 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
 from mnemo.core.dispatch import LLM_KINDS, run_chain, takes_raw_input
+from mnemo.core.flush_ids import flush_id
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
+from mnemo.core.withdrawal import withdraw_erased
 from mnemo.deps import Deps
 from mnemo.domain.batch import Batch
 from mnemo.domain.group import GroupConfig
@@ -85,9 +86,8 @@ class PipelineRunner:
             raise LookupError(f"run {record.payload['run_id']} has no row")
         if row["redaction"] == Redaction.erased.value:
             return None  # the erase ended it (failed, content gone)
-        if await tombstones.erased_among(tx, [row["run_id"]]):  # admitted before the erase
-            await erasure.redact_erased_runs(tx, [row["run_id"]], self.deps.clock.now())
-            return None
+        if await withdraw_erased(tx, [row["run_id"]], self.deps.clock.now()):
+            return None  # admitted before the erase
         if row["redaction"] is not None:
             raise LookupError(f"run {row['run_id']} has no raw input left ({row['redaction']})")
         run = RunRecord.from_row(row)
@@ -202,7 +202,8 @@ class PipelineRunner:
     ) -> None:
         """Publish the buffered `rows` as one flush record and empty the buffer of them."""
         held = [_held(i) for i in rows]
-        batch = flush_batch(str(uuid.uuid4()), buffer.project, buffer.group, buffer.scope_key, held)
+        batch_id = flush_id(buffer.group, step.id, buffer.scope_key, [h.run_id for h in held])
+        batch = flush_batch(batch_id, buffer.project, buffer.group, buffer.scope_key, held)
         payload: dict[str, Any] = {
             "kind": FLUSH,
             "flush_id": batch.batch_id,

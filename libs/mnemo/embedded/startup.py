@@ -6,9 +6,8 @@ from __future__ import annotations
 from mnemo.clock import Clock
 from mnemo.contracts.embedder import Embedder
 from mnemo.contracts.llm import LLM
-from mnemo.core.connect import open_deps
+from mnemo.core import start as core_start
 from mnemo.core.engine import Engine
-from mnemo.core.groups import GroupCache
 from mnemo.embedded.transport import EmbeddedTransport
 from mnemo.settings import Settings
 
@@ -23,17 +22,13 @@ async def start_engine(
 ) -> Engine:
     """Connect (starting embedded Postgres if no URL is set) and, unless told not to,
     start the pipeline workers in this process."""
-    database, deps = await open_deps(
+    return await core_start.start_engine(
         settings,
+        lambda database, deps, groups: EmbeddedTransport(deps, groups, settings, database.url),
         pool_size=settings.db_pool_size + settings.workers,
         llm=llm,
         embedder=embedder,
         clock=clock,
         upgrade_bundled_model=True,
+        start_transport=run_workers,
     )
-    groups = GroupCache(deps.db, deps.clock, settings.default_template)
-    transport = EmbeddedTransport(deps, groups, settings, database.url)
-    engine = Engine(settings, database, deps, groups, transport)
-    if run_workers:
-        await transport.start()
-    return engine

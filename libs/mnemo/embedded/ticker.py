@@ -13,15 +13,14 @@ import logging
 import time
 
 from mnemo import metrics
-from mnemo.core.erasure import finish_pending_erasures
 from mnemo.core.failures import describe, is_transient
-from mnemo.core.retention import forget_expired_keys, sweep_expired
-from mnemo.domain.memory import RunState
-from mnemo.domain.pipeline import BufferStep, MissingStep
+from mnemo.core.retention_sweep import sweep_retention
+from mnemo.core.stale_buffers import current_buffer, fail_held_runs
+from mnemo.domain.pipeline import MissingStep
 from mnemo.domain.requests import NotFound
 from mnemo.embedded.consolidation import publish_due
 from mnemo.embedded.runner import PipelineRunner
-from mnemo.store import buffers, runs
+from mnemo.store import buffers
 
 log = logging.getLogger(__name__)
 
@@ -35,19 +34,11 @@ async def tick(runner: PipelineRunner) -> int:
     for buffer, *_ in pending:
         try:
             group = await runner.groups.get(buffer.project, buffer.group)
-            step = group.step(buffer.step_id)
+            step = current_buffer(group, buffer.step_id)
         except NotFound:
             continue
         except MissingStep as exc:
             await give_up(runner, buffer, exc)
-            continue
-        if not isinstance(step, BufferStep):
-            gone = MissingStep(
-                f"step '{step.id}' of group '{group.name}' is no longer a buffer (the group "
-                "was changed while runs waited in it); retry the run to send it through the "
-                "current pipeline"
-            )
-            await give_up(runner, buffer, gone)
             continue
         if step.mode != "batch":
             continue
@@ -63,9 +54,7 @@ async def give_up(runner: PipelineRunner, buffer: buffers.BufferKey, exc: Except
     """Fail the open runs held in `buffer` with `exc`, and drop its items."""
     async with runner.deps.db.begin() as tx:
         held = await buffers.items(tx, buffer, lock=True)
-        run_ids = sorted({item.run_id for item in held})
-        now = runner.deps.clock.now()
-        await runs.set_status(tx, run_ids, RunState.failed, now, error=describe(exc))
+        await fail_held_runs(tx, [item.run_id for item in held], exc, runner.deps.clock.now())
         await buffers.remove(tx, [item.id for item in held])
     log.warning("buffer %s/%s given up: %s", buffer.group, buffer.step_id, exc)
 
@@ -79,10 +68,7 @@ async def run_ticker(
             await tick(runner)
             if time.monotonic() - last_sweep >= sweep_seconds:
                 last_sweep = time.monotonic()
-                if redacted := await sweep_expired(runner.deps.db, runner.deps.clock):
-                    log.info("retention: redacted the raw input of %d run(s)", redacted)
-                await forget_expired_keys(runner.deps.db, runner.deps.clock)
-                await finish_pending_erasures(runner.deps.db, runner.deps.clock)
+                await sweep_retention(runner.deps.db, runner.deps.clock)
             if (
                 time.monotonic() - consolidated_at
                 >= runner.deps.settings.consolidation_tick_seconds

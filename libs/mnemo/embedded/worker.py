@@ -17,8 +17,9 @@ import time
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo import metrics
+from mnemo.core.backoff import transient_backoff
 from mnemo.core.budget import RunTimeBudgetExceeded, time_budget
-from mnemo.core.failures import Backoff, describe, is_transient
+from mnemo.core.failures import describe, is_transient
 from mnemo.domain.memory import RunState
 from mnemo.embedded.bus.base import PIPELINE_CHANNEL, Record
 from mnemo.embedded.bus.postgres import PostgresBus
@@ -28,9 +29,6 @@ from mnemo.store import runs
 log = logging.getLogger(__name__)
 
 IDLE_POLL_FACTOR = 25
-TRANSIENT_BACKOFF_SECONDS = 1.0
-# At most this long between retries of an outage, so work resumes soon after it ends.
-TRANSIENT_BACKOFF_CAP_SECONDS = 5.0
 
 
 def run_ids_of(record: Record) -> list[str]:
@@ -76,7 +74,7 @@ class WorkerPool:
         self._tasks = []
 
     async def _loop(self, index: int) -> None:
-        backoff = Backoff(TRANSIENT_BACKOFF_SECONDS, TRANSIENT_BACKOFF_CAP_SECONDS)
+        backoff = transient_backoff(self.runner.deps.settings)
         while not self._stopping.is_set():
             try:
                 worked = await self.run_once()

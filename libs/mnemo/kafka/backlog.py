@@ -10,15 +10,13 @@ drained channel may read a few records for about that long.
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
 from mnemo.core.transport import Backlog
+from mnemo.kafka.group_offsets import GroupOffsets
 from mnemo.kafka.lag import stage_groups
-from mnemo.kafka.reader import partitions
 from mnemo.settings import KafkaSettings
 
 FETCH_TIMEOUT_MS = 2000
@@ -36,9 +34,10 @@ class KafkaBacklog:
     def __init__(self, bootstrap: str, topics: dict[str, str]) -> None:
         self.bootstrap = bootstrap
         self.topics = topics
-        self._tps: list[TopicPartition] = []
-        self._admin: AIOKafkaAdminClient | None = None
-        self._consumer: AIOKafkaConsumer | None = None
+        groups: dict[str, list[str]] = {}
+        for topic, group in topics.items():
+            groups.setdefault(group, []).append(topic)
+        self.offsets = GroupOffsets(bootstrap, groups)
 
     async def measure(self) -> list[Backlog]:
         try:
@@ -48,28 +47,16 @@ class KafkaBacklog:
             raise
 
     async def _measure(self) -> list[Backlog]:
-        admin, consumer = await self._clients()
-        if not self._tps:
-            found = await partitions(self.bootstrap, list(self.topics))
-            self._tps = [TopicPartition(t, p) for t in self.topics for p in found[t]]
-        ends = await consumer.end_offsets(self._tps)
-        firsts = await consumer.beginning_offsets(self._tps)
-        behind: dict[TopicPartition, tuple[int, int]] = {}  # tp -> (next offset, lag)
-        for group in set(self.topics.values()):
-            tps = [tp for tp in self._tps if self.topics[tp.topic] == group]
-            committed = await admin.list_consumer_group_offsets(group, partitions=tps)
-            for tp in tps:
-                done = committed.get(tp)
-                start = max(done.offset if done is not None else -1, firsts[tp])
-                if ends[tp] > start:
-                    behind[tp] = (start, ends[tp] - start)
-        stamps = await self._timestamps(consumer, {tp: at for tp, (at, _) in behind.items()})
+        positions = await self.offsets.positions()
+        behind = {tp: at for (_, tp), at in positions.items() if at.lag}
+        _, consumer = await self.offsets.clients()
+        stamps = await self._timestamps(consumer, {tp: at.next for tp, at in behind.items()})
         now = time.time()
         out = []
         for topic in self.topics:
             lagging = [tp for tp in behind if tp.topic == topic]
             ages = [now - stamps[tp] for tp in lagging if tp in stamps]
-            records = sum(behind[tp][1] for tp in lagging)
+            records = sum(behind[tp].lag for tp in lagging)
             out.append(Backlog(topic, records, max([0.0, *ages])))
         return out
 
@@ -92,21 +79,5 @@ class KafkaBacklog:
                     stamps[tp] = messages[0].timestamp / 1000
         return stamps
 
-    async def _clients(self) -> tuple[AIOKafkaAdminClient, AIOKafkaConsumer]:
-        if self._admin is None or self._consumer is None:
-            admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
-            consumer = AIOKafkaConsumer(
-                bootstrap_servers=self.bootstrap, enable_auto_commit=False, group_id=None
-            )
-            await admin.start()
-            await consumer.start()
-            self._admin, self._consumer = admin, consumer
-        return self._admin, self._consumer
-
     async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            if self._consumer is not None:
-                await self._consumer.stop()
-            if self._admin is not None:
-                await self._admin.close()
-        self._admin = self._consumer = None
+        await self.offsets.close()

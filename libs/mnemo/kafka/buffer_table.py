@@ -9,6 +9,7 @@ swept out on ticks: the table can only be written inside its partition's stream.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import faust
@@ -16,8 +17,12 @@ from faust.types import TableT
 
 from mnemo import metrics
 from mnemo.core.groups import GroupCache
+from mnemo.core.stale_buffers import current_buffer, fail_held_runs
+from mnemo.core.withdrawal import withdraw_erased
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import RunState
+from mnemo.domain.pipeline import MissingStep
+from mnemo.domain.requests import NotFound
 from mnemo.kafka.app import json_schema
 from mnemo.kafka.channels import changelog_configs
 from mnemo.kafka.events.channels import ChannelKind
@@ -28,8 +33,9 @@ from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.stages import buffer as stage
 from mnemo.kafka.stages.buffer import BufferState
 from mnemo.kafka.sweeps import SweepSchedule
-from mnemo.store import erasure, tombstones
 from mnemo.tracing.pipeline import batch_attributes, record_span
+
+log = logging.getLogger(__name__)
 
 
 class BufferTable:
@@ -103,12 +109,24 @@ class BufferTable:
             return
         deps = await self.rt.deps()
         async with deps.db.begin() as tx:
-            erased = await tombstones.erased_among(tx, held)
-            await erasure.redact_erased_runs(tx, erased, deps.clock.now())
+            erased = await withdraw_erased(tx, held, deps.clock.now())
         for key, state in self.states(partition):
             kept = stage.without_runs(state, erased)
             if kept is not state:
                 await self.save(key, kept)
+
+    async def give_up(
+        self, key: str, state: BufferState, group: GroupConfig, exc: Exception
+    ) -> None:
+        """The group no longer has this buffer (`core.stale_buffers`): fail the runs it
+        holds, deliver what it had flushed already, and drop it."""
+        deps = await self.rt.deps()
+        async with deps.db.begin() as tx:
+            await fail_held_runs(tx, [i.run_id for i in state.items], exc, deps.clock.now())
+        await self.deliver(key, state.model_copy(update={"items": []}), group)
+        self.table.pop(key, None)
+        await self.rt.app.producer.flush()
+        log.warning("buffer %s given up: %s", key, exc)
 
     async def tick(self, partition: int, groups: GroupCache) -> None:
         """Sweep erased runs out (when an erase happened since), apply the time triggers to
@@ -117,8 +135,16 @@ class BufferTable:
         await self.sweeps.run(db, partition, lambda: self.sweep(partition))
         held, now = 0, self.rt.clock.now()
         for key, state in self.states(partition):
-            group = await groups.get(state.project, state.group)
-            ticked = stage.tick(state, group, stage.batch_buffer(group, state.step_id), now)
+            try:
+                group = await groups.get(state.project, state.group)
+            except NotFound:  # a deleted group's buffer: left as the embedded ticker does
+                continue
+            try:
+                step = stage.batch_buffer(group, current_buffer(group, state.step_id).id)
+            except (MissingStep, TypeError) as exc:
+                await self.give_up(key, state, group, exc)
+                continue
+            ticked = stage.tick(state, group, step, now)
             if ticked is not state:
                 await self.save(key, ticked)
             held += len((await self.deliver(key, ticked, group)).items)

@@ -9,9 +9,8 @@ from __future__ import annotations
 from mnemo.clock import Clock
 from mnemo.contracts.embedder import Embedder
 from mnemo.contracts.llm import LLM
-from mnemo.core.connect import open_deps
+from mnemo.core import start as core_start
 from mnemo.core.engine import Engine
-from mnemo.core.groups import GroupCache
 from mnemo.kafka.transport import KafkaTransport
 from mnemo.settings import Settings
 
@@ -24,15 +23,11 @@ async def start_engine(
     clock: Clock | None = None,
 ) -> Engine:
     """An Engine that records runs in Postgres and publishes them to the raw channel."""
-    database, deps = await open_deps(
-        settings, pool_size=settings.db_pool_size, llm=llm, embedder=embedder, clock=clock
+    return await core_start.start_engine(
+        settings,
+        lambda _database, deps, _groups: KafkaTransport(settings.kafka, deps.db),
+        pool_size=settings.db_pool_size,
+        llm=llm,
+        embedder=embedder,
+        clock=clock,
     )
-    transport = KafkaTransport(settings.kafka, deps.db)
-    groups = GroupCache(deps.db, deps.clock, settings.default_template)
-    engine = Engine(settings, database, deps, groups, transport)
-    try:
-        await transport.start()
-    except BaseException:
-        await engine.close()
-        raise
-    return engine

@@ -22,8 +22,9 @@ from typing import Any
 from faust.types import TP
 
 from mnemo import metrics
+from mnemo.core.backoff import transient_backoff
 from mnemo.core.budget import time_budget
-from mnemo.core.failures import Backoff, describe, is_transient
+from mnemo.core.failures import describe, is_transient
 from mnemo.domain.memory import RunState
 from mnemo.kafka import metrics as kmetrics
 from mnemo.kafka.continuity import Continuity, holds_records
@@ -149,7 +150,7 @@ async def traced(rt: Runtime, incoming: Incoming, work: Work) -> None:
 async def handle(rt: Runtime, incoming: Incoming, work: Work) -> bool:
     """Run `work` for the record until it succeeds or turns out to be poison; False when
     it was poison (dead-lettered)."""
-    backoff = Backoff(rt.ks.transient_backoff_seconds)
+    backoff = transient_backoff(rt.settings)
     while True:
         try:
             async with time_budget(rt.settings.run_time_budget_seconds):
@@ -191,7 +192,7 @@ async def _dead_letter(rt: Runtime, incoming: Incoming, exc: Exception) -> None:
         emits.append(Emit(ChannelKind.status, status.scope_key, status))
         metrics.RUNS.labels(status=RunState.failed.value).inc(len(status.run_ids))
     kmetrics.DLQ_RECORDS.labels(service=rt.service, reason=record.reason).inc()
-    backoff = Backoff(rt.ks.transient_backoff_seconds)
+    backoff = transient_backoff(rt.settings)
     while True:
         try:
             await rt.emit(emits)

@@ -12,16 +12,14 @@ same value without doubling it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka import TopicPartition
 
 from mnemo.kafka.channels import channel_names
 from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.group_offsets import GroupOffsets
 from mnemo.kafka.metrics import CONSUMER_LAG
-from mnemo.kafka.reader import partitions
 from mnemo.settings import SERVICES, KafkaSettings
 
 log = logging.getLogger(__name__)
@@ -47,31 +45,13 @@ class LagMonitor:
     def __init__(self, bootstrap: str, groups: dict[str, list[str]]) -> None:
         self.bootstrap = bootstrap
         self.groups = groups
-        self._admin: AIOKafkaAdminClient | None = None
-        self._consumer: AIOKafkaConsumer | None = None
-        self._tps: dict[str, list[TopicPartition]] = {}
+        self.offsets = GroupOffsets(bootstrap, groups)
 
     async def measure(self) -> dict[tuple[str, TopicPartition], int]:
         """Update the gauge; returns the lag of every (group, partition)."""
-        admin, consumer = await self._clients()
-        if not self._tps:
-            topics = sorted({t for ts in self.groups.values() for t in ts})
-            found = await partitions(self.bootstrap, topics)
-            self._tps = {
-                g: [TopicPartition(t, p) for t in ts for p in found[t]]
-                for g, ts in self.groups.items()
-            }
-        every = sorted({tp for tps in self._tps.values() for tp in tps})
-        ends = await consumer.end_offsets(every)
-        firsts = await consumer.beginning_offsets(every)
-        lags: dict[tuple[str, TopicPartition], int] = {}
-        for group, tps in self._tps.items():
-            committed = await admin.list_consumer_group_offsets(group, partitions=tps)
-            for tp in tps:
-                done = committed.get(tp)
-                offset = done.offset if done is not None and done.offset >= 0 else firsts[tp]
-                lag = lags[(group, tp)] = max(0, ends[tp] - max(offset, firsts[tp]))
-                CONSUMER_LAG.labels(group, tp.topic, str(tp.partition)).set(lag)
+        lags = {key: at.lag for key, at in (await self.offsets.positions()).items()}
+        for (group, tp), lag in lags.items():
+            CONSUMER_LAG.labels(group, tp.topic, str(tp.partition)).set(lag)
         return lags
 
     async def run(self, every_seconds: float) -> None:
@@ -86,19 +66,5 @@ class LagMonitor:
                 await self.close()
             await asyncio.sleep(every_seconds)
 
-    async def _clients(self) -> tuple[AIOKafkaAdminClient, AIOKafkaConsumer]:
-        if self._admin is None or self._consumer is None:
-            admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
-            consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
-            await admin.start()
-            await consumer.start()
-            self._admin, self._consumer = admin, consumer
-        return self._admin, self._consumer
-
     async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            if self._consumer is not None:
-                await self._consumer.stop()
-            if self._admin is not None:
-                await self._admin.close()
-        self._admin = self._consumer = None
+        await self.offsets.close()

@@ -16,8 +16,7 @@ from collections.abc import Awaitable, Callable
 import faust
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mnemo.core.erasure import finish_pending_erasures
-from mnemo.core.retention import forget_expired_keys, sweep_expired
+from mnemo.core import retention_sweep
 from mnemo.kafka.runtime import Runtime
 from mnemo.store import tombstones
 
@@ -62,10 +61,7 @@ def sweep_retention_periodically(app: faust.App, rt: Runtime) -> None:
     async def sweep() -> None:
         try:
             deps = await rt.deps()
-            if redacted := await sweep_expired(deps.db, deps.clock):
-                log.info("retention: redacted the raw input of %d run(s)", redacted)
-            await forget_expired_keys(deps.db, deps.clock)
-            await finish_pending_erasures(deps.db, deps.clock)
+            await retention_sweep.sweep_retention(deps.db, deps.clock)
         except Exception as exc:  # the next sweep catches up
             log.warning("%s: retention sweep failed (%s)", rt.service, exc)
 

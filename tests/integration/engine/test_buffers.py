@@ -153,44 +153,6 @@ async def test_buffer_survives_an_engine_restart(
     ] == ["one | two"]
 
 
-async def test_sliding_window_gives_extract_the_last_inputs(
-    harness: Harness, project: str, llm: ScriptedLLMServer
-) -> None:
-    await harness.engine.put_group(
-        project,
-        "chat",
-        {
-            "topics": TOPICS,
-            "pipeline": {
-                "steps": [
-                    {
-                        "id": "window",
-                        "kind": "buffer",
-                        "mode": "sliding_window",
-                        "window": 2,
-                        "input_type": "string",
-                        "next": "extract",
-                    },
-                    {
-                        "id": "extract",
-                        "kind": "extract",
-                        "input_type": "conversation",
-                        "next": "commit",
-                    },
-                    {"id": "commit", "kind": "commit"},
-                ]
-            },
-        },
-    )
-    for text in ("m1", "m2", "m3"):
-        await add(harness.engine, project, {"group": "chat", "user_id": "u", "input": says(text)})
-        await harness.drain()
-    windows = [
-        user_payload(c).get("earlier_context_do_not_extract", []) for c in llm.calls_for("extract")
-    ]
-    assert windows == [[], ["m1"], ["m1", "m2"]]
-
-
 async def test_daily_rollup_commits_through_the_day_then_rolls_up(
     harness: Harness, project: str, llm: ScriptedLLMServer
 ) -> None:

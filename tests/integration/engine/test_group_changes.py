@@ -4,28 +4,14 @@ buffer that no longer exists fail instead of waiting forever."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from tests.behaviour.test_group_changes import renamed
 from tests.integration.engine.helpers import add, says
 from tests.integration.engine.test_buffers import Harness, buffered_group, harness
 
 pytestmark = pytest.mark.integration
 __all__ = ["harness"]
-
-
-def renamed(document: dict[str, Any], old: str, new: str) -> dict[str, Any]:
-    """`document` with step `old` renamed to `new` (and every `next` pointing at it)."""
-    steps = []
-    for step in document["pipeline"]["steps"]:
-        step = dict(step)
-        if step["id"] == old:
-            step["id"] = new
-        if step.get("next") == old:
-            step["next"] = new
-        steps.append(step)
-    return {**document, "pipeline": {"steps": steps}}
 
 
 async def _failed_error(harness: Harness, project: str, run_id: str) -> str:
@@ -69,24 +55,3 @@ async def test_flush_whose_buffer_step_vanished_fails_naming_it(
     for run in (first, second):
         error = await _failed_error(harness, project, run.run_id)
         assert "StopIteration" not in error and "'hold'" in error
-
-
-async def test_runs_held_in_a_removed_buffer_fail_instead_of_waiting_forever(
-    harness: Harness, project: str
-) -> None:
-    document = buffered_group({"triggers": {"idle_seconds": 60}})
-    await harness.engine.put_group(project, "notes", document)
-    held = await add(
-        harness.engine, project, {"group": "notes", "user_id": "u", "input": says("a")}
-    )
-    await harness.drain()
-    assert await harness.status(project, held.run_id) == "in_buffer"
-    await harness.engine.put_group(project, "notes", renamed(document, "hold", "hold_v2"))
-    harness.clock.advance(120)
-    await harness.tick()
-    error = await _failed_error(harness, project, held.run_id)
-    assert "'hold'" in error and "retry" in error
-    retried = await harness.engine.retry_run(project, held.run_id)
-    assert retried.status.value == "running"
-    await harness.drain()
-    assert await harness.status(project, held.run_id) == "in_buffer"  # held by 'hold_v2' now

@@ -110,23 +110,6 @@ async def test_a_retry_the_transport_refuses_leaves_the_run_failed_and_retryable
     assert [m.content for m in await listing(engine, project, user_id="u1")] == ["I like tea"]
 
 
-async def test_of_two_concurrent_retries_exactly_one_runs(
-    engine: Engine, llm: ScriptedLLMServer, project: str
-) -> None:
-    failed = await failed_run(engine, llm, project, "I like coffee")
-    outcomes = await asyncio.gather(
-        *(engine.retry_run(project, failed.run_id) for _ in range(2)), return_exceptions=True
-    )
-    started = [o for o in outcomes if isinstance(o, Run)]
-    refused = [o for o in outcomes if isinstance(o, InvalidRequest)]
-    assert len(started) == 1 and len(refused) == 1, outcomes
-    assert refused[0].kind == "conflict"
-    done = await engine.wait_run(project, failed.run_id, 20)
-    assert done.status == RunState.completed
-    assert len(done.committed_operations.created) == 1  # type: ignore[union-attr]
-    assert [m.content for m in await listing(engine, project, user_id="u1")] == ["I like coffee"]
-
-
 async def test_only_failed_runs_retry(engine: Engine, llm: ScriptedLLMServer, project: str) -> None:
     llm.script("extract", echo_extract)
     llm.script("transform_with_context", {"existing": [], "new": []})

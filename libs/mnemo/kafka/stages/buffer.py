@@ -15,13 +15,14 @@ Triggers follow the buffer's event-time watermark, with the wall clock as a fall
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import BaseModel, Field, field_validator
 
+from mnemo.core.flush_ids import buffer_key as buffer_key  # services.buffer keys its table
+from mnemo.core.flush_ids import flush_id
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, RunState
 from mnemo.domain.pipeline import BufferStep
@@ -69,10 +70,6 @@ class BufferState(BaseModel):
         if value is None:
             return []
         return value if isinstance(value, list) else [value]
-
-
-def buffer_key(group: str, step_id: str, scope_key: str) -> str:
-    return f"{group}|{step_id}|{scope_key}"
 
 
 def batch_buffer(group: GroupConfig, step_id: str) -> BufferStep:
@@ -146,10 +143,8 @@ def flush(state: BufferState, group: GroupConfig, step: BufferStep) -> BufferSta
     """Empty the buffer into one batch for the next step, appended to `pending`."""
     held = _held(state.items)
     run_ids = list(dict.fromkeys(h.run_id for h in held))
-    digest = hashlib.sha256(
-        f"{buffer_key(state.group, state.step_id, state.scope_key)}|{','.join(run_ids)}".encode()
-    ).hexdigest()[:32]
-    batch = flush_batch(f"flush-{digest}", state.project, state.group, state.scope_key, held)
+    batch_id = flush_id(state.group, state.step_id, state.scope_key, run_ids)
+    batch = flush_batch(batch_id, state.project, state.group, state.scope_key, held)
     started = {i.run_id: i.started_at for i in state.items if i.started_at is not None}
     emits = forward(group.pipeline.following(step), batch, started)
     assert emits, f"buffer '{step.id}' has no next step"

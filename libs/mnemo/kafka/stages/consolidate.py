@@ -8,40 +8,33 @@ the record is done: the next trigger retries the pass, so nothing goes to the DL
 
 from __future__ import annotations
 
-import logging
-
-from mnemo.core.failures import describe, is_transient
+from mnemo.core.consolidation_pass import run_pass
 from mnemo.core.groups import GroupCache
 from mnemo.deps import Deps
-from mnemo.domain.requests import NotFound
+from mnemo.domain.group import GroupConfig
 from mnemo.kafka.events.channels import ChannelKind
 from mnemo.kafka.events.consolidation import ConsolidationCheck
 from mnemo.kafka.stages.routing import Emit
 from mnemo.steps.consolidate import apply_pass, due_scopes, plan_pass, record_failure
 
-log = logging.getLogger(__name__)
-
 
 async def consolidate_stage(deps: Deps, groups: GroupCache, check: ConsolidationCheck) -> None:
+    """Run the scope's pass (`core.consolidation_pass`): planned outside any transaction,
+    applied in one."""
     scope = check.scope
-    try:
-        group = await groups.get(scope.project, scope.group)
-    except NotFound:
-        return  # the group is gone
-    if group.consolidation is None:
-        return
-    try:
+
+    async def attempt(group: GroupConfig) -> None:
         async with deps.db.connect() as conn:
             plan = await plan_pass(deps, conn, group, scope)
         if plan is not None:
             async with deps.db.begin() as tx:
                 await apply_pass(deps, tx, group, scope, plan)
-    except Exception as exc:
-        if is_transient(exc):
-            raise
-        log.warning("consolidation of %s/%s failed: %s", scope.group, scope.key, describe(exc))
+
+    async def record(error: str) -> None:
         async with deps.db.begin() as tx:
-            await record_failure(deps, tx, scope, describe(exc))
+            await record_failure(deps, tx, scope, error)
+
+    await run_pass(groups, scope, attempt, record)
 
 
 def check_emits(checks: list[ConsolidationCheck]) -> list[Emit]:

@@ -20,6 +20,7 @@ from mnemo.core.dispatch import run_chain
 from mnemo.core.failures import describe
 from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
+from mnemo.core.withdrawal import withdraw_erased
 from mnemo.deps import Deps
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import RunState
@@ -29,7 +30,7 @@ from mnemo.domain.scope import normalize_user_id
 from mnemo.kafka.events.raw import RawEvent
 from mnemo.kafka.stages import windows as sliding
 from mnemo.kafka.stages.routing import EXTRACTOR_KINDS, Emit, forward
-from mnemo.store import erasure, retention, runs, tombstones
+from mnemo.store import retention, runs, tombstones
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +125,7 @@ async def _known(
     if row["status"] == RunState.completed.value:
         return None
     async with deps.db.begin() as tx:
-        if await tombstones.erased_among(tx, [row["run_id"]]):
-            await erasure.redact_erased_runs(tx, [row["run_id"]], deps.clock.now())
+        if await withdraw_erased(tx, [row["run_id"]], deps.clock.now()):
             log.info("run %s: its user was erased; dropped", row["run_id"])
             return None
     if row["redaction"] is not None:
