@@ -54,6 +54,10 @@ class Batch(BaseModel):
     event_time: datetime | None = None
     # The reconsolidation gate's decisions so far; commit records them with the outcome.
     gate: list[GateDecision] = Field(default_factory=list)
+    # The committed memories one extract_reconcile call already judged (id -> the content
+    # it was shown); None when extract ran alone. transform_with_context then asks only
+    # about the others, and about those that changed since.
+    reconciled_with: dict[str, str] | None = None
 
     @property
     def run_id(self) -> str:

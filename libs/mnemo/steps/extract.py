@@ -13,6 +13,8 @@ from mnemo.domain.pipeline import ExtractStep
 from mnemo.domain.scope import bounded_memory_id, topic_scope
 from mnemo.domain.topics import Topic
 from mnemo.prompts import extract as extract_prompt
+from mnemo.prompts import extract_reconcile as combined_prompt
+from mnemo.steps import extract_reconcile
 from mnemo.steps.base import Batch, Deps
 from mnemo.store import memories as memory_store
 
@@ -73,11 +75,25 @@ async def _extract_with_llm(
         window=batch.window,
         instructions=step.instructions,
     )
+    combined = await extract_reconcile.combined_context(deps, group, step, batch, context)
+    if combined is not None:
+        both = await deps.llm.complete(combined_prompt.PROMPT, combined[0])
+        created = _candidates(group, batch, both.memories, {b.name for b in briefs}, times)
+        return extract_reconcile.apply(deps, batch, both, combined[1], created, times)
     answer = await deps.llm.complete(extract_prompt.PROMPT, context)
-    allowed = {b.name for b in briefs}
+    return _candidates(group, batch, answer.memories, {b.name for b in briefs}, times)
+
+
+def _candidates(
+    group: GroupConfig,
+    batch: Batch,
+    memories: list[extract_prompt.ExtractedMemory],
+    allowed: set[str],
+    times: list[datetime],
+) -> list[Candidate]:
     out: list[Candidate] = []
     seen_bounded: set[str] = set()
-    for memory in answer.memories:
+    for memory in memories:
         content = memory.content.strip()
         if memory.topic not in allowed or not content:
             log.warning("extract: dropped a memory for unknown topic %r", memory.topic)
