@@ -54,10 +54,12 @@ class Batch(BaseModel):
     event_time: datetime | None = None
     # The reconsolidation gate's decisions so far; commit records them with the outcome.
     gate: list[GateDecision] = Field(default_factory=list)
-    # The committed memories one extract_reconcile call already judged (id -> the content
-    # it was shown); None when extract ran alone. transform_with_context then asks only
-    # about the others, and about those that changed since.
-    reconciled_with: dict[str, str] | None = None
+    # The extract step whose LLM call transform_with_context makes, combined with its own
+    # (`steps.extract_reconcile`); the inputs stay on the batch until then.
+    deferred_extract: str | None = None
+    # The committed memories that combined call judged: transform_with_context asks only
+    # about close memories it did not see.
+    reconciled_with: list[str] = Field(default_factory=list)
 
     @property
     def run_id(self) -> str:

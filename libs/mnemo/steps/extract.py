@@ -13,8 +13,7 @@ from mnemo.domain.pipeline import ExtractStep
 from mnemo.domain.scope import bounded_memory_id, topic_scope
 from mnemo.domain.topics import Topic
 from mnemo.prompts import extract as extract_prompt
-from mnemo.prompts import extract_reconcile as combined_prompt
-from mnemo.steps import extract_reconcile
+from mnemo.steps import related
 from mnemo.steps.base import Batch, Deps
 from mnemo.store import memories as memory_store
 
@@ -24,6 +23,11 @@ log = logging.getLogger(__name__)
 async def extract(
     deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch
 ) -> list[Candidate]:
+    if related.combined_step(deps, group, step, batch) is not None:
+        # One call extracts and reconciles, in the committer, in the scope's order (run N+1
+        # after run N's commit): transform_with_context runs it (`steps.extract_reconcile`).
+        batch.deferred_extract = step.id
+        return []
     out: list[Candidate] = pre_extracted_candidates(batch)
     for raw in batch.inputs:
         if raw.pre_extracted is None:
@@ -50,6 +54,19 @@ def pre_extracted_candidates(batch: Batch) -> list[Candidate]:
 async def _extract_with_llm(
     deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch, raw: AddInput
 ) -> list[Candidate]:
+    built = await llm_context(deps, group, step, batch, raw)
+    if built is None:
+        return []
+    context, times = built
+    answer = await deps.llm.complete(extract_prompt.PROMPT, context)
+    return candidates(group, batch, answer.memories, context, times)
+
+
+async def llm_context(
+    deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch, raw: AddInput
+) -> tuple[extract_prompt.Context, list[datetime]] | None:
+    """The extract prompt's context for one raw input, and its units' times; None when the
+    add can write no topic."""
     briefs = [
         extract_prompt.TopicBrief(
             name=t.name,
@@ -64,7 +81,7 @@ async def _extract_with_llm(
         if _writable(t, batch)
     ]
     if not briefs:
-        return []
+        return None
     times = unit_times(raw, batch.event_time or deps.clock.now())
     context = extract_prompt.Context(
         topics=briefs,
@@ -75,22 +92,19 @@ async def _extract_with_llm(
         window=batch.window,
         instructions=step.instructions,
     )
-    combined = await extract_reconcile.combined_context(deps, group, step, batch, context)
-    if combined is not None:
-        both = await deps.llm.complete(combined_prompt.PROMPT, combined[0])
-        created = _candidates(group, batch, both.memories, {b.name for b in briefs}, times)
-        return extract_reconcile.apply(deps, batch, both, combined[1], created, times)
-    answer = await deps.llm.complete(extract_prompt.PROMPT, context)
-    return _candidates(group, batch, answer.memories, {b.name for b in briefs}, times)
+    return context, times
 
 
-def _candidates(
+def candidates(
     group: GroupConfig,
     batch: Batch,
     memories: list[extract_prompt.ExtractedMemory],
-    allowed: set[str],
+    context: extract_prompt.Context,
     times: list[datetime],
 ) -> list[Candidate]:
+    """The candidates of extracted memories: known topics only, one per bounded topic,
+    dated by their evidence."""
+    allowed = {t.name for t in context.topics}
     out: list[Candidate] = []
     seen_bounded: set[str] = set()
     for memory in memories:

@@ -1,19 +1,17 @@
-"""Extract and reconcile in one LLM call, when the pipeline and the scope allow it.
+"""Extract and reconcile in one LLM call, for an extract -> transform_with_context -> commit
+pipeline (`related.combined_step` says when).
 
-The engine takes this path for an extract step followed by transform_with_context (then
-commit), without a reconsolidation gate, on a model (never the offline heuristics, whose
-calls cost nothing): the committed memories of the add's scope close to its input (the
-input's vector, transform_with_context's `min_similarity` floor) are shown to the extract
-prompt (`prompts.extract_reconcile`), and the answer holds both the memories to create and
-a verdict per shown memory. transform_with_context then asks only about close memories the
-call was not shown (a second call, rarely).
+The extract step then defers its call: the batch keeps its input and transform_with_context,
+which runs in the committer in the scope's order (run N+1 after run N's commit), extracts
+it here. The committed memories of the scope close to the input (the input's vector,
+transform_with_context's `min_similarity` floor) are shown to the extract prompt
+(`prompts.extract_reconcile`); the answer holds both the memories to create and a verdict
+per shown memory, and transform_with_context then asks only about close memories the call
+did not see (rarely any: the input's neighbours are its candidates' neighbours).
 
-The extractor runs ahead of the committer, so an earlier run of the scope may commit in
-between: at commit, transform_with_context turns a verdict on a memory that changed since
-into a new memory to reconcile, and asks about every close memory the call did not see as
-it is now (`revalidate`). Nothing close: extract alone (transform_with_context decides as before). The close memories
-do not fit `extract_reconcile_max_chars`: extract alone, then transform_with_context, as
-two calls.
+Nothing close: the extract prompt alone (transform_with_context decides as ever, without a
+call when nothing is close). The close memories do not fit `extract_reconcile_max_chars`:
+the extract prompt, then transform_with_context's, as two calls.
 """
 
 from __future__ import annotations
@@ -25,50 +23,53 @@ from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory
 from mnemo.domain.pipeline import ExtractStep, TransformWithContextStep
-from mnemo.llm.base import produced_by
 from mnemo.llm.offline.text import normalized
 from mnemo.prompts import extract as extract_prompt
 from mnemo.prompts import extract_reconcile as combined_prompt
 from mnemo.prompts import transform_with_context as twc_prompt
+from mnemo.steps import extract
 from mnemo.steps.base import Batch, Deps
-from mnemo.steps.transform_with_context import related_to
+from mnemo.steps.related import related_to
 
 TASK = "extract_reconcile"
 
 
-def reconcile_step(
-    deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch
-) -> TransformWithContextStep | None:
-    """The transform_with_context step this extract may answer for in the same call, or
-    None when the combined call does not apply."""
-    following = group.pipeline.following(step)
-    if not isinstance(following, TransformWithContextStep):
-        return None
-    if group.reconsolidation is not None or len(batch.inputs) != 1:
-        return None  # the gate decides on recalled memories first; one input per call
-    if deps.settings.extract_reconcile_max_chars <= 0 or produced_by(deps.llm) == "offline":
-        return None
-    return following
+async def run(
+    deps: Deps, group: GroupConfig, step: TransformWithContextStep, batch: Batch
+) -> list[Candidate]:
+    """The candidates of the batch's deferred extract step: the memories to create and the
+    rewrites and deletes of the close memories, from one call when they fit."""
+    extract_step = group.step(batch.deferred_extract or "")
+    assert isinstance(extract_step, ExtractStep)
+    raw, batch.inputs, batch.deferred_extract = batch.inputs[0], [], None
+    built = await extract.llm_context(deps, group, extract_step, batch, raw)
+    if built is None:
+        return []
+    context, times = built
+    combined = await combined_context(deps, group, step, batch, context)
+    if combined is None:
+        answer = await deps.llm.complete(extract_prompt.PROMPT, context)
+        return extract.candidates(group, batch, answer.memories, context, times)
+    both = await deps.llm.complete(combined_prompt.PROMPT, combined[0])
+    created = extract.candidates(group, batch, both.memories, context, times)
+    return apply(deps, batch, both, combined[1], created, times)
 
 
 async def combined_context(
     deps: Deps,
     group: GroupConfig,
-    step: ExtractStep,
+    step: TransformWithContextStep,
     batch: Batch,
     context: extract_prompt.Context,
 ) -> tuple[combined_prompt.Context, dict[str, Memory]] | None:
     """The combined call's context and the memories it shows; None to extract alone."""
-    twc = reconcile_step(deps, group, step, batch)
-    if twc is None:
-        return None
     text = "\n".join(u.text for u in context.units)
     vectors = await deps.embedder.embed([text])
-    related = await related_to(deps, group, twc, batch, vectors)
-    floor = twc.min_similarity
+    found = await related_to(deps, group, step, batch, vectors)
+    floor = step.min_similarity
     if floor is None:
         floor = deps.settings.reconcile_min_similarity
-    close = {k: m for k, (m, cosine) in related.items() if cosine >= floor}
+    close = {k: m for k, (m, cosine) in found.items() if cosine >= floor}
     if not close:
         return None
     combined = combined_prompt.Context(
@@ -79,7 +80,7 @@ async def combined_context(
             )
             for m in close.values()
         ],
-        reconcile_instructions=twc.instructions,
+        reconcile_instructions=step.instructions,
     )
     if combined_prompt.size(combined) > deps.settings.extract_reconcile_max_chars:
         return None  # two calls: extract alone, then transform_with_context
@@ -125,6 +126,5 @@ def apply(
                 memory_id=memory.id,
             ).dated(news)
         )
-    shown = {m.id: m.content for m in existing.values()}
-    batch.reconciled_with = {**(batch.reconciled_with or {}), **shown}
+    batch.reconciled_with = [*batch.reconciled_with, *existing]
     return out

@@ -15,7 +15,7 @@ from mnemo.embeddings.hashing import HashEmbedder
 from mnemo.engine.embedded import start_engine
 from tests.integration.conftest import echo_extract, engine_settings, scripted_client
 from tests.integration.conftest import user_payload as body_of
-from tests.integration.engine.helpers import add_and_wait, facts, listing, says
+from tests.integration.engine.helpers import add, add_and_wait, facts, listing, says
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
@@ -149,3 +149,31 @@ async def test_close_memories_that_do_not_fit_take_the_two_calls(
         contents = sorted(m.content for m in await listing(engine, project, user_id="f"))
     assert calls(llm) == {"extract": 1, "transform_with_context": 1, "extract_reconcile": 0}
     assert contents == sorted([DARK, LIGHT])
+
+
+async def test_the_combined_call_runs_in_the_scope_order_after_the_earlier_commit(
+    combined: Engine, llm: ScriptedLLMServer, project: str
+) -> None:
+    dark = await _dark(combined, project, "o")
+    first, second = "User prefers light mode at work.", "User prefers light mode at home."
+
+    def rewrite_the_newest(request: dict[str, Any]) -> dict[str, Any]:
+        shown = body_of(request)["existing"]
+        return answer([], [{"id": shown[-1]["id"], "action": "rewrite",
+                            "content": body_of(request)["input"][0]}])  # fmt: skip
+
+    llm.script("extract_reconcile", rewrite_the_newest)
+    # Both adds are queued before either commits: the second's call still sees the first's
+    # rewrite, as the memory now is.
+    runs = [
+        await add(combined, project, {"user_id": "o", "input": says(text)})
+        for text in (first, second)
+    ]
+    for run in runs:
+        done = await combined.wait_run(project, run.run_id, 20)
+        assert done.status == "completed", done.error
+    requests = llm.calls_for("extract_reconcile")
+    assert [[m["content"] for m in body_of(r)["existing"]] for r in requests] == [[DARK], [first]]
+    [memory] = await listing(combined, project, user_id="o")
+    assert (memory.id, memory.content) == (dark, second)
+    assert calls(llm)["transform_with_context"] == 0
