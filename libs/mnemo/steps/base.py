@@ -60,6 +60,8 @@ class Batch(BaseModel):
     # The committed memories that combined call judged: transform_with_context asks only
     # about close memories it did not see.
     reconciled_with: list[str] = Field(default_factory=list)
+    # ... and they were every reconcilable memory of the scope: nothing is left to ask.
+    reconciled_whole_scope: bool = False
 
     @property
     def run_id(self) -> str:

@@ -3,15 +3,18 @@ pipeline (`related.combined_step` says when).
 
 The extract step then defers its call: the batch keeps its input and transform_with_context,
 which runs in the committer in the scope's order (run N+1 after run N's commit), extracts
-it here. The committed memories of the scope close to the input (the input's vector,
-transform_with_context's `min_similarity` floor) are shown to the extract prompt
-(`prompts.extract_reconcile`); the answer holds both the memories to create and a verdict
-per shown memory, and transform_with_context then asks only about close memories the call
-did not see (rarely any: the input's neighbours are its candidates' neighbours).
+it here. The scope's committed memories nearest to the input (its vector; up to the step's
+`context_limit`) are shown to the extract prompt (`prompts.extract_reconcile`); the answer
+holds both the memories to create and a verdict per shown memory. transform_with_context
+then asks only about memories close to a candidate (its `min_similarity` floor) that the
+call did not see, which takes a second call; when the call saw every memory of the scope,
+it embeds and searches nothing more.
 
-Nothing close: the extract prompt alone (transform_with_context decides as ever, without a
-call when nothing is close). The close memories do not fit `extract_reconcile_max_chars`:
-the extract prompt, then transform_with_context's, as two calls.
+Showing memories below the floor costs tokens, not calls: the extract call is made anyway.
+The scope has no memory: the extract prompt alone (transform_with_context decides as ever).
+The nearest memories do not fit `extract_reconcile_max_chars`: the farthest are left out
+until they do; when not even one fits, the extract prompt, then transform_with_context's,
+as two calls.
 """
 
 from __future__ import annotations
@@ -62,29 +65,31 @@ async def combined_context(
     batch: Batch,
     context: extract_prompt.Context,
 ) -> tuple[combined_prompt.Context, dict[str, Memory]] | None:
-    """The combined call's context and the memories it shows; None to extract alone."""
+    """The combined call's context and the memories it shows: the input's nearest memories
+    of the scope (`context_limit`), the farthest left out until the prompt fits; None to
+    extract alone (the scope has none, or not even the nearest fits)."""
     text = "\n".join(u.text for u in context.units)
     vectors = await deps.embedder.embed([text])
     found = await related_to(deps, group, step, batch, vectors)
-    floor = step.min_similarity
-    if floor is None:
-        floor = deps.settings.reconcile_min_similarity
-    close = {k: m for k, (m, cosine) in found.items() if cosine >= floor}
-    if not close:
-        return None
-    combined = combined_prompt.Context(
-        extract=context,
-        existing=[
-            twc_prompt.ExistingMemory(
-                id=m.id, topic=m.topic, content=m.content, event_time=m.event_time_end
-            )
-            for m in close.values()
-        ],
-        reconcile_instructions=step.instructions,
-    )
-    if combined_prompt.size(combined) > deps.settings.extract_reconcile_max_chars:
-        return None  # two calls: extract alone, then transform_with_context
-    return combined, close
+    batch.reconciled_whole_scope = not found  # an empty scope: nothing to reconcile with
+    nearest = [m for m, _ in sorted(found.values(), key=lambda mc: mc[1], reverse=True)]
+    while nearest:
+        combined = combined_prompt.Context(
+            extract=context,
+            existing=[
+                twc_prompt.ExistingMemory(
+                    id=m.id, topic=m.topic, content=m.content, event_time=m.event_time_end
+                )
+                for m in nearest
+            ],
+            reconcile_instructions=step.instructions,
+        )
+        if combined_prompt.size(combined) <= deps.settings.extract_reconcile_max_chars:
+            # Fewer than the limit found: the search returned the scope's every memory.
+            batch.reconciled_whole_scope = len(nearest) == len(found) < step.context_limit
+            return combined, {m.id: m for m in nearest}
+        nearest.pop()  # transform_with_context asks about it, if it is close
+    return None
 
 
 def apply(

@@ -37,6 +37,8 @@ async def transform_with_context(
             *batch.candidates,
             *await extract_reconcile.run(deps, group, step, batch),
         ]
+        if batch.reconciled_whole_scope:  # the call saw every memory it could touch
+            return batch.candidates
     passthrough = [c for c in batch.candidates if _skips(group, c)]
     fresh = [c for c in batch.candidates if not _skips(group, c) and c.op == "create"]
     if not fresh:

@@ -129,13 +129,23 @@ async def test_an_unknown_id_in_the_combined_answer_fails_the_run_and_writes_not
     assert [m.content for m in await listing(combined, project, user_id="u")] == [DARK]
 
 
-async def test_nothing_close_is_extract_alone(
+async def test_an_empty_scope_is_extract_alone(
     combined: Engine, llm: ScriptedLLMServer, project: str
 ) -> None:
-    await _dark(combined, project, "n")
     llm.script("extract", echo_extract)
-    await add_and_wait(combined, project, {"user_id": "n", "input": says(LISBON)})
+    await add_and_wait(combined, project, {"user_id": "e", "input": says(LISBON)})
     assert calls(llm) == {"extract": 1, "transform_with_context": 0, "extract_reconcile": 0}
+
+
+async def test_a_memory_below_the_floor_is_shown_as_it_costs_no_call(
+    combined: Engine, llm: ScriptedLLMServer, project: str
+) -> None:
+    dark = await _dark(combined, project, "n")
+    llm.script("extract_reconcile", answer([LISBON], []))
+    await add_and_wait(combined, project, {"user_id": "n", "input": says(LISBON)})
+    assert calls(llm) == {"extract": 0, "transform_with_context": 0, "extract_reconcile": 1}
+    [request] = llm.calls_for("extract_reconcile")
+    assert [m["id"] for m in body_of(request)["existing"]] == [dark]
 
 
 async def test_close_memories_that_do_not_fit_take_the_two_calls(
