@@ -24,7 +24,7 @@ from mnemo.core.engine import Engine
 from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
 from mnemo.embeddings.base import Embedder
 from mnemo.engine.embedded import start_engine
-from mnemo.llm.base import LLM, C, Prompt, R
+from mnemo.llm.base import LLM, C, Prompt, R, produced_by
 from mnemo.settings import Settings
 from mnemo.store.schema import bus_records
 
@@ -38,6 +38,8 @@ class CountingLLM:
     def __init__(self, inner: LLM) -> None:
         self.inner = inner
         self.label = inner.label
+        # What the engine reads to tell a model from the offline heuristics (llm.base).
+        self.produced_by = produced_by(inner)
         self.calls: Counter[str] = Counter()
 
     async def complete(self, prompt: Prompt[C, R], context: C) -> R:
