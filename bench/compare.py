@@ -16,14 +16,17 @@ import json
 import random
 import subprocess
 import time
+from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from bench import mem0_env
 from bench.common import Table, child_env, ms, pct, question, sentence
 from bench.services import LLMProc, conversation_add, fake_llm, prepare_postgres
 from mnemo.domain.requests import AddRequest, SearchRequest
 from mnemo.embedded.startup import start_engine
+from mnemo.embeddings.local import LocalEmbedder
 from mnemo.settings import Settings
 
 SECTION = "4 vs mem0"
@@ -42,7 +45,8 @@ async def mnemo_side(
     data_dir = work / "data" / "compare-mnemo"
     prepare_postgres(data_dir, 400)
     settings = Settings(data_dir=data_dir, llm_base_url=llm.url, llm_api_key="b", workers=workers)
-    engine = await start_engine(settings)
+    embedder = CountingEmbedder(LocalEmbedder())
+    engine = await start_engine(settings, embedder=embedder)
     try:
         await engine.search("default", SearchRequest(query="warm up", user_id="warm-up"))
         started = time.perf_counter()
@@ -54,6 +58,7 @@ async def mnemo_side(
         for run_id in runs:
             failed += (await engine.wait_run("default", run_id, 900)).status.value != "completed"
         add_seconds = time.perf_counter() - started
+        embed_calls, embed_texts = embedder.calls, embedder.texts
         latencies, hits = [], 0
         for user, query in queries:
             began = time.perf_counter()
@@ -62,7 +67,34 @@ async def mnemo_side(
             hits += bool(found)
     finally:
         await engine.close()
-    return {"add_seconds": add_seconds, "failed": failed, "lat": latencies, "hits": hits}
+    return {
+        "add_seconds": add_seconds,
+        "failed": failed,
+        "lat": latencies,
+        "hits": hits,
+        "embed_calls": embed_calls,
+        "embed_texts": embed_texts,
+    }
+
+
+class CountingEmbedder:
+    """mnemo's embedder, counting the calls (and texts) the adds make; the rest delegates."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.calls, self.texts = inner, 0, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls, self.texts = self.calls + 1, self.texts + len(texts)
+        vectors: list[list[float]] = await self.inner.embed(texts)
+        return vectors
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls, self.texts = self.calls + 1, self.texts + len(texts)
+        vectors: list[list[float]] = await self.inner.embed_query(texts)
+        return vectors
 
 
 def mem0_side(work: Path, llm: LLMProc, adds: list[list[str]], queries: list[list[str]]) -> dict:
@@ -111,11 +143,12 @@ def run(table: Table, work: Path, quick: bool, workers: int) -> None:
     )
     adds, queries = workload(n, scopes, q)
     with fake_llm(work, 0.2) as llm:
-        before = sum(llm.stats().values())
+        before = llm.usage()
         ours = asyncio.run(mnemo_side(work, llm, adds, queries, workers))
-        middle = sum(llm.stats().values())
+        middle = llm.usage()
         theirs = mem0_side(work, llm, adds, queries)
-        after = sum(llm.stats().values())
+        after = llm.usage()
+    cost_rows(table, n, _delta(before, middle), _delta(middle, after), ours, theirs)
     ours_rate = n / ours["add_seconds"]
     theirs_rate = n / theirs["add_seconds"]
     table.add(
@@ -132,8 +165,7 @@ def run(table: Table, work: Path, quick: bool, workers: int) -> None:
     )
     table.add(
         SECTION,
-        "LLM calls per add",
-        f"mnemo {(middle - before) / n:.2f} vs mem0 {(after - middle) / n:.2f}",
+        "failures",
         f"failed: mnemo {ours['failed']}, mem0 {theirs['errors']}; mem0 stored {theirs['stored']}",
     )
     ol, tl = ours["lat"], theirs["search_latencies"]
@@ -142,6 +174,56 @@ def run(table: Table, work: Path, quick: bool, workers: int) -> None:
         f"hybrid search p50 / p95 ({q} queries, in-process)",
         f"mnemo {ms(pct(ol, 50))} / {ms(pct(ol, 95))} vs mem0 {ms(pct(tl, 50))} / {ms(pct(tl, 95))}",
         f"p50 ratio mem0/mnemo = {pct(tl, 50) / pct(ol, 50):.2f}x; target mnemo p50 <= mem0's",
+    )
+
+
+Usage = dict[str, dict[str, int]]
+
+
+def _delta(before: Usage, after: Usage) -> Usage:
+    return {kind: {k: v - before[kind].get(k, 0) for k, v in after[kind].items()} for kind in after}
+
+
+def cost_rows(
+    table: Table, n: int, ours: Usage, theirs: Usage, our_run: dict, their_run: dict
+) -> None:
+    """Calls and tokens per add (per step and in all), counted by the fake LLM, and the
+    embedding calls per add (counted in each process)."""
+
+    def per_add(side: Usage, kind: str) -> float:
+        return sum(side[kind].values()) / n
+
+    def steps(side: Usage) -> str:
+        return ", ".join(
+            f"{name} {calls / n:.2f} ({side['prompt_tokens'].get(name, 0) / max(1, calls):.0f}"
+            f"+{side['completion_tokens'].get(name, 0) / max(1, calls):.0f} tok/call)"
+            for name, calls in sorted(side["calls"].items())
+            if calls
+        )
+
+    calls_ours, calls_theirs = per_add(ours, "calls"), per_add(theirs, "calls")
+    table.add(
+        SECTION,
+        "LLM calls per add",
+        f"mnemo {calls_ours:.2f} vs mem0 {calls_theirs:.2f}",
+        "target <= 1.2",
+    )
+    table.add(SECTION, "LLM calls per add, per step: mnemo", steps(ours))
+    table.add(SECTION, "LLM calls per add, per step: mem0", steps(theirs))
+    p_ours, c_ours = per_add(ours, "prompt_tokens"), per_add(ours, "completion_tokens")
+    p_theirs, c_theirs = per_add(theirs, "prompt_tokens"), per_add(theirs, "completion_tokens")
+    table.add(
+        SECTION,
+        "tokens per add, prompt + completion",
+        f"mnemo {p_ours:.0f} + {c_ours:.0f} vs mem0 {p_theirs:.0f} + {c_theirs:.0f}"
+        f" = {(p_ours + c_ours) / max(1.0, p_theirs + c_theirs):.2f}x",
+        "target <= mem0's; bge-small WordPiece tokenizer, schema/tools included",
+    )
+    table.add(
+        SECTION,
+        "embedding calls per add (texts)",
+        f"mnemo {our_run['embed_calls'] / n:.2f} ({our_run['embed_texts'] / n:.2f})"
+        f" vs mem0 {their_run['embed_calls'] / n:.2f} ({their_run['embed_texts'] / n:.2f})",
     )
 
 

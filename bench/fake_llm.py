@@ -7,7 +7,12 @@
   of answer the echo extractor gives mnemo.
 
 Every call sleeps `--delay` seconds first, so both systems wait on the same 200 ms "model".
-GET /stats returns the call counts per prompt. Run: python -m bench.fake_llm --port P.
+GET /stats returns, per prompt, the calls and the prompt and completion tokens, counted for
+both systems with ONE tokenizer: bge-small-en-v1.5's WordPiece (the `tokenizer.json` mnemo's
+bundled embedding model ships; no OpenAI encoding loads offline). Prompt tokens are the
+messages' contents plus the structured-output schema or tool definition the request sends
+(a hosted model bills those too); completion tokens are the answer's JSON.
+Run: python -m bench.fake_llm --port P.
 """
 
 from __future__ import annotations
@@ -39,10 +44,35 @@ def mem0_answer(request_json: dict[str, Any]) -> dict[str, Any]:
     return {"memory": [{"text": f"User said: {line}"} for line in lines if line]}
 
 
+def tokenizer() -> Any:
+    from tokenizers import Tokenizer
+
+    from mnemo.embeddings.local import TOKENIZER_FILE, model_dir
+
+    tok = Tokenizer.from_file(str(model_dir() / TOKENIZER_FILE))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    """What the model reads: every message's content, then the schema or tools it must use."""
+    parts = [str(m.get("content") or "") for m in body.get("messages", [])]
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        parts.append(json.dumps(fmt.get("json_schema")))
+    if body.get("tools"):
+        parts.append(json.dumps(body["tools"]))
+    return "\n".join(parts)
+
+
 class FakeLLM:
     def __init__(self, delay: float) -> None:
         self.delay = delay
         self.calls: Counter[str] = Counter()
+        self.prompt_tokens: Counter[str] = Counter()
+        self.completion_tokens: Counter[str] = Counter()
+        self.tokenizer = tokenizer()
         self.app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self.chat, methods=["POST"]),
@@ -52,7 +82,17 @@ class FakeLLM:
         )
 
     async def stats(self, request: Request) -> JSONResponse:
-        return JSONResponse({"calls": dict(self.calls), "delay": self.delay})
+        return JSONResponse(
+            {
+                "calls": dict(self.calls),
+                "prompt_tokens": dict(self.prompt_tokens),
+                "completion_tokens": dict(self.completion_tokens),
+                "delay": self.delay,
+            }
+        )
+
+    def count(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
 
     async def chat(self, request: Request) -> JSONResponse:
         body = await request.json()
@@ -69,10 +109,16 @@ class FakeLLM:
         else:
             message = f"fake LLM: unknown prompt {name!r}"
             return JSONResponse({"error": {"message": message}}, status_code=400)
-        return JSONResponse(completion(body, name, json.dumps(answer)))
+        content = json.dumps(answer)
+        prompt, done = self.count(prompt_text(body)), self.count(content)
+        self.prompt_tokens[name] += prompt
+        self.completion_tokens[name] += done
+        return JSONResponse(completion(body, name, content, prompt, done))
 
 
-def completion(body: dict[str, Any], name: str, content: str) -> dict[str, Any]:
+def completion(
+    body: dict[str, Any], name: str, content: str, prompt: int = 1, done: int = 1
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     finish = "stop"
     if body.get("tools") and not body.get("response_format"):
@@ -89,7 +135,11 @@ def completion(body: dict[str, Any], name: str, content: str) -> dict[str, Any]:
         "created": int(time.time()),
         "model": body.get("model", "fake"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": done,
+            "total_tokens": prompt + done,
+        },
     }
 
 

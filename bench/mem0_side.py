@@ -62,6 +62,16 @@ async def main() -> None:
     torch.set_num_threads(1)  # as mnemo's local embedder does on this 2-core machine
     memory = make_memory(job)
     await memory.search("warm up", filters={"user_id": "warm-up"}, top_k=10)
+    counted = {"calls": 0, "texts": 0}
+    embedder = memory.embedding_model  # type: ignore[attr-defined]
+    inner = embedder.embed
+
+    def embed(text: object, *args: object, **kwargs: object) -> object:
+        counted["calls"] += 1
+        counted["texts"] += len(text) if isinstance(text, list) else 1
+        return inner(text, *args, **kwargs)
+
+    embedder.embed = embed  # counts the adds' embedding calls
     per_user: dict[str, list[str]] = defaultdict(list)
     for user, text in job["adds"]:
         per_user[user].append(text)
@@ -79,6 +89,7 @@ async def main() -> None:
     started = time.perf_counter()
     await asyncio.gather(*(scope(u, t) for u, t in per_user.items()))
     add_seconds = time.perf_counter() - started
+    embed_calls, embed_texts = counted["calls"], counted["texts"]
     latencies, hits = [], 0
     for user, query in job["queries"]:
         began = time.perf_counter()
@@ -99,6 +110,8 @@ async def main() -> None:
                 "stored": stored,
                 "search_latencies": latencies,
                 "search_hits": hits,
+                "embed_calls": embed_calls,
+                "embed_texts": embed_texts,
                 "threads": min(32, (os.cpu_count() or 1) + 4),
             }
         )

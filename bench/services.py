@@ -20,8 +20,13 @@ class LLMProc:
     port: int
 
     def stats(self) -> dict[str, int]:
-        calls: dict[str, int] = httpx.get(f"http://127.0.0.1:{self.port}/stats").json()["calls"]
-        return calls
+        """LLM calls so far, per prompt."""
+        return self.usage()["calls"]
+
+    def usage(self) -> dict[str, dict[str, int]]:
+        """Per prompt: `calls`, `prompt_tokens` and `completion_tokens` so far."""
+        got = httpx.get(f"http://127.0.0.1:{self.port}/stats").json()
+        return {k: got.get(k, {}) for k in ("calls", "prompt_tokens", "completion_tokens")}
 
 
 @contextlib.contextmanager

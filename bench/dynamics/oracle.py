@@ -6,6 +6,7 @@ everything but the LLM's judgement (what reaches each prompt, the gates, scopes,
 - transform_with_context: a new fact whose attribute an existing memory states is a
   duplicate (same value: delete the new one) or supersedes it (other value: rewrite the
   existing memory with the new content, delete the new one); anything else is kept;
+- extract_reconcile (extract and reconcile in one call): the two answers above, composed;
 - reconsolidate: the same attribute and value is a `match`, another value a `contradict`
   quoting the input sentence; anything else `unrelated`;
 - consolidate: the rule of the theme most of the episodes belong to, resting on those.
@@ -35,6 +36,7 @@ class Oracle:
     def install(self, server: ScriptedLLMServer) -> None:
         server.script("extract", self.extract)
         server.script("transform_with_context", self.reconcile)
+        server.script("extract_reconcile", self.extract_reconcile)
         server.script("reconsolidate", self.gate)
         server.script("consolidate", self.consolidate)
 
@@ -47,8 +49,27 @@ class Oracle:
                 out.append({"topic": topic, "content": event.memory})
         return {"memories": out}
 
+    def extract_reconcile(self, request: dict[str, Any]) -> dict[str, Any]:
+        """extract, then reconcile the extracted memories with the shown ones: the new
+        memories reconcile keeps, and its verdicts on the existing ones."""
+        memories = self.extract(request)["memories"]
+        body = _body(request)
+        new = [{"index": i, **m} for i, m in enumerate(memories)]
+        verdicts = self._reconcile(body["existing"], new)
+        kept = {d["index"] for d in verdicts["new"] if d["action"] == "keep"}
+        return {
+            "memories": [m for i, m in enumerate(memories) if i in kept],
+            "existing": verdicts["existing"],
+        }
+
     def reconcile(self, request: dict[str, Any]) -> dict[str, Any]:
         body = _body(request)
+        return self._reconcile(body["existing"], body["new"])
+
+    def _reconcile(
+        self, shown: list[dict[str, Any]], fresh: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        body = {"existing": shown, "new": fresh}
         existing, new = [], []
         rewritten: set[str] = set()
         for item in body["new"]:

@@ -21,7 +21,7 @@ from bench.dynamics.scenario import Event, Scenario, current_values
 from bench.dynamics.variants import Variant
 from mnemo.clock import ManualClock
 from mnemo.contracts.embedder import Embedder
-from mnemo.contracts.llm import LLM, C, Prompt, R
+from mnemo.contracts.llm import LLM, C, Prompt, R, produced_by
 from mnemo.core.engine import Engine
 from mnemo.domain.requests import AddRequest, ListRequest, SearchRequest
 from mnemo.embedded.startup import start_engine
@@ -38,6 +38,8 @@ class CountingLLM:
     def __init__(self, inner: LLM) -> None:
         self.inner = inner
         self.label = inner.label
+        # What the engine reads to tell a model from the offline heuristics (llm.base).
+        self.produced_by = produced_by(inner)
         self.calls: Counter[str] = Counter()
 
     async def complete(self, prompt: Prompt[C, R], context: C) -> R:

@@ -246,6 +246,16 @@ class Settings(BaseSettings):
     # unrelated texts (bananas / Berlin 0.44); bge-small rates any two facts about a user
     # 0.6-0.75, so it spares calls between topics more than within them.
     reconcile_min_similarity: float = Field(default=0.6, ge=-1, le=1)
+    # extract -> transform_with_context -> commit: one LLM call (prompt extract_reconcile)
+    # extracts and reconciles when the committed memories close to the input fit this many
+    # characters of prompt; 0 keeps the two calls. The offline heuristics always take two.
+    extract_reconcile_max_chars: int = Field(
+        default=6000,
+        ge=0,
+        description="Longest prompt (characters) of the combined extract-and-reconcile call; "
+        "when the memories close to an add do not fit, extract and reconcile are two calls. "
+        "0 always makes two calls.",
+    )
     # Guards on destructive model output (core/answer_guards.py): a reconcile or
     # reconsolidate answer that deletes more than this share of the memories it was shown
     # (3 at least) fails the run, retryably, and writes nothing.

@@ -1,8 +1,9 @@
-"""Smoke tests of the benchmark helpers (no database, no network, no model)."""
+"""Smoke tests of the benchmark helpers (no database, no network; the fake LLM loads the bundled tokenizer)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 
 import pytest
@@ -73,3 +74,38 @@ async def test_http_pool_never_reuses_a_connection_the_server_may_have_closed(
     finally:
         await pool.close()
         server.close()
+
+
+def test_the_fake_llm_counts_calls_and_tokens_per_prompt_with_one_tokenizer() -> None:
+    from starlette.testclient import TestClient
+
+    from bench.fake_llm import FakeLLM, prompt_text
+    from mnemo.prompts import extract as extract_prompt
+
+    server = FakeLLM(0.0)
+    ours = {
+        "model": "m",
+        "messages": [{"role": "system", "content": "Topics:\n- Facts: facts"},
+                     {"role": "user", "content": json.dumps({"input": ["I like tea."]})}],
+        "response_format": {"type": "json_schema", "json_schema": {
+            "name": extract_prompt.PROMPT.name,
+            "schema": extract_prompt.Response.model_json_schema()}},
+    }  # fmt: skip
+    theirs = {
+        "model": "m",
+        "response_format": {"type": "json_object"},
+        "messages": [{"role": "user", "content": "## New Messages\nuser: I like tea.\n"}],
+    }
+    with TestClient(server.app) as client:
+        for body in (ours, ours, theirs):
+            answered = client.post("/v1/chat/completions", json=body).json()
+        stats = client.get("/stats").json()
+    assert stats["calls"] == {"extract": 2, "mem0_additive_extraction": 1}
+    # The schema a structured request sends is part of what the model reads.
+    assert "properties" in prompt_text(ours) and server.count(prompt_text(ours)) > server.count(
+        prompt_text({**ours, "response_format": None})
+    )
+    assert stats["prompt_tokens"]["extract"] == 2 * server.count(prompt_text(ours))
+    mem0_answer_text = answered["choices"][0]["message"]["content"]
+    assert stats["completion_tokens"]["mem0_additive_extraction"] == server.count(mem0_answer_text)
+    assert answered["usage"]["completion_tokens"] == server.count(mem0_answer_text) > 0

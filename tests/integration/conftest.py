@@ -34,6 +34,9 @@ def engine_settings(database_url: str, data_dir: Path, **overrides: Any) -> Sett
         # The floor on the hash embedder's scale (word overlap): the default is the bundled
         # model's, whose cosines run much higher.
         reconcile_min_similarity=overrides.pop("reconcile_min_similarity", 0.3),
+        # The tests script extract and transform_with_context as two calls; the combined
+        # call (tests/integration/engine/test_extract_reconcile.py) is switched on there.
+        extract_reconcile_max_chars=overrides.pop("extract_reconcile_max_chars", 0),
         **overrides,
     )
 

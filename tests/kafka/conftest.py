@@ -116,6 +116,7 @@ async def running_cluster(
     settings = Settings(
         database_url=database_url, data_dir=data_dir, embedding_provider="hash",
         reconcile_min_similarity=0.3, db_pool_size=10, auth_disabled=True, kafka=ks,
+        extract_reconcile_max_chars=0,  # two scripted calls, as stage_env says
     )  # fmt: skip
     llm = OpenAICompatibleLLM(
         base_url=llm_server.base_url, api_key=None, model="scripted", timeout=10, max_attempts=2

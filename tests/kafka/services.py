@@ -141,6 +141,9 @@ def stage_env(database_url: str, llm_url: str, prefix: str, data_dir: Path) -> d
         "MNEMO_EMBEDDING_PROVIDER": "hash",
         # reconcile's floor on the hash embedder's scale (the default is the bundled model's)
         "MNEMO_RECONCILE_MIN_SIMILARITY": "0.3",
+        # The tests script extract and transform_with_context as two calls (the combined
+        # call is tested in tests/integration/engine/test_extract_reconcile.py).
+        "MNEMO_EXTRACT_RECONCILE_MAX_CHARS": "0",
         "MNEMO_DB_POOL_SIZE": "4",
         "MNEMO_KAFKA_TOPIC_PREFIX": prefix,
         "MNEMO_KAFKA_PARTITIONS": "4",

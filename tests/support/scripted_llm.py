@@ -187,6 +187,15 @@ def echo_transform_with_context(request_json: dict[str, Any]) -> Answer:
     }
 
 
+def echo_extract_reconcile(request_json: dict[str, Any]) -> Answer:
+    """The echo extract's memories, every existing memory kept; a memory that restates an
+    existing one word for word is left out (as the echo transform_with_context's keep
+    writes nothing for it)."""
+    said = {m.get("content") for m in _user_body(request_json).get("existing", [])}
+    memories = [m for m in echo_extract(request_json)["memories"] if m["content"] not in said]
+    return {"memories": memories, "existing": []}
+
+
 def echo_probe(request_json: dict[str, Any]) -> Answer:
     """`mnemo serve`'s start-up probe (mnemo.prompts.probe): the word it asks for."""
     asked = re.search(
@@ -200,6 +209,7 @@ ECHO_RESPONDERS: dict[str, Responder] = {
     "extract": echo_extract,
     "transform": echo_transform,
     "transform_with_context": echo_transform_with_context,
+    "extract_reconcile": echo_extract_reconcile,
 }
 
 
@@ -410,6 +420,8 @@ class ScriptedLLMServer:
         if answer is None:
             if callable(responder):
                 answer_for: Responder = responder
+            elif self.echo and name == "extract_reconcile" and callable(self._extract_script()):
+                answer_for = self._composed_extract
             elif self.echo and name in ECHO_RESPONDERS:
                 answer_for = ECHO_RESPONDERS[name]
             else:
@@ -423,6 +435,17 @@ class ScriptedLLMServer:
                     f"{type(exc).__name__}: {exc}",
                 )
         return self._completion(request_json, name, json.dumps(_as_json(answer)))
+
+    def _extract_script(self) -> Responder | deque[Any] | None:
+        with self._lock:
+            return self._responders.get("extract")
+
+    def _composed_extract(self, request_json: dict[str, Any]) -> Answer:
+        """An echo server's extract_reconcile when a test scripted extract with a callable:
+        that extract's memories, every existing memory kept."""
+        extract = self._extract_script()
+        assert callable(extract)
+        return {"memories": _as_json(extract(request_json))["memories"], "existing": []}
 
     def _completion(self, request_json: dict[str, Any], name: str, content: str) -> JSONResponse:
         number = next(self._ids)

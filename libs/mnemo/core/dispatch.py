@@ -35,7 +35,8 @@ async def run_step(deps: Deps, group: GroupConfig, step: Step, batch: Batch) -> 
     """Apply one extract / transform / transform_with_context step to `batch` in place."""
     if isinstance(step, ExtractStep):
         batch.candidates = [*batch.candidates, *await extract(deps, group, step, batch)]
-        batch.inputs = []
+        if batch.deferred_extract is None:  # else transform_with_context still reads them
+            batch.inputs = []
     elif isinstance(step, TransformStep):
         batch.candidates = await transform(deps, group, step, batch)
     elif isinstance(step, TransformWithContextStep):

@@ -29,6 +29,14 @@ class Batch(BaseModel):
     event_time: datetime | None = None
     # The reconsolidation gate's decisions so far; commit records them with the outcome.
     gate: list[GateDecision] = Field(default_factory=list)
+    # The extract step whose LLM call transform_with_context makes, combined with its own
+    # (`steps.extract_reconcile`); the inputs stay on the batch until then.
+    deferred_extract: str | None = None
+    # The committed memories that combined call judged: transform_with_context asks only
+    # about close memories it did not see.
+    reconciled_with: list[str] = Field(default_factory=list)
+    # ... and they were every reconcilable memory of the scope: nothing is left to ask.
+    reconciled_whole_scope: bool = False
 
     @property
     def run_id(self) -> str:

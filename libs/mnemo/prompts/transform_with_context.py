@@ -68,8 +68,8 @@ def messages(ctx: Context) -> list[ChatMessage]:
         + f"\nInstructions: {ctx.instructions}"
     )
     body = {
-        "existing": [_shown(m) for m in ctx.existing],
-        "new": [_shown(m) for m in ctx.new],
+        "existing": [shown(m) for m in ctx.existing],
+        "new": [shown(m) for m in ctx.new],
     }
     return [
         {"role": "system", "content": system},
@@ -77,15 +77,15 @@ def messages(ctx: Context) -> list[ChatMessage]:
     ]
 
 
-def _shown(memory: ExistingMemory | NewMemory) -> dict[str, object]:
+def shown(memory: ExistingMemory | NewMemory) -> dict[str, object]:
     """The memory as the prompt shows it: event time as a UTC stamp; `read_only` only when
     set, so the prompt of a pipeline without reconsolidation is unchanged."""
-    shown = memory.model_dump(exclude={"event_time", "read_only"})
+    out = memory.model_dump(exclude={"event_time", "read_only"})
     if isinstance(memory, ExistingMemory) and memory.read_only:
-        shown["read_only"] = True
+        out["read_only"] = True
     if memory.event_time is not None:
-        shown["event_time"] = stamp(memory.event_time)
-    return shown
+        out["event_time"] = stamp(memory.event_time)
+    return out
 
 
 PROMPT = Prompt(

@@ -14,6 +14,7 @@ from mnemo.domain.memory import Candidate
 from mnemo.domain.pipeline import ExtractStep
 from mnemo.domain.topics import Topic
 from mnemo.prompts import extract as extract_prompt
+from mnemo.steps import related
 from mnemo.store import bounded
 from mnemo.store import memories as memory_store
 
@@ -23,6 +24,11 @@ log = logging.getLogger(__name__)
 async def extract(
     deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch
 ) -> list[Candidate]:
+    if related.combined_step(deps, group, step, batch) is not None:
+        # One call extracts and reconciles, in the committer, in the scope's order (run N+1
+        # after run N's commit): transform_with_context runs it (`steps.extract_reconcile`).
+        batch.deferred_extract = step.id
+        return []
     out: list[Candidate] = pre_extracted_candidates(batch)
     for raw in batch.inputs:
         if raw.pre_extracted is None:
@@ -49,6 +55,19 @@ def pre_extracted_candidates(batch: Batch) -> list[Candidate]:
 async def _extract_with_llm(
     deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch, raw: AddInput
 ) -> list[Candidate]:
+    built = await llm_context(deps, group, step, batch, raw)
+    if built is None:
+        return []
+    context, times = built
+    answer = await deps.llm.complete(extract_prompt.PROMPT, context)
+    return candidates(group, batch, answer.memories, context, times)
+
+
+async def llm_context(
+    deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch, raw: AddInput
+) -> tuple[extract_prompt.Context, list[datetime]] | None:
+    """The extract prompt's context for one raw input, and its units' times; None when the
+    add can write no topic."""
     briefs = [
         extract_prompt.TopicBrief(
             name=t.name,
@@ -63,7 +82,7 @@ async def _extract_with_llm(
         if _writable(t, batch)
     ]
     if not briefs:
-        return []
+        return None
     times = unit_times(raw, batch.event_time or deps.clock.now())
     context = extract_prompt.Context(
         topics=briefs,
@@ -74,11 +93,22 @@ async def _extract_with_llm(
         window=batch.window,
         instructions=step.instructions,
     )
-    answer = await deps.llm.complete(extract_prompt.PROMPT, context)
-    allowed = {b.name for b in briefs}
+    return context, times
+
+
+def candidates(
+    group: GroupConfig,
+    batch: Batch,
+    memories: list[extract_prompt.ExtractedMemory],
+    context: extract_prompt.Context,
+    times: list[datetime],
+) -> list[Candidate]:
+    """The candidates of extracted memories: known topics only, one per bounded topic,
+    dated by their evidence."""
+    allowed = {t.name for t in context.topics}
     out: list[Candidate] = []
     seen_bounded: set[str] = set()
-    for memory in answer.memories:
+    for memory in memories:
         content = memory.content.strip()
         if memory.topic not in allowed or not content:
             log.warning("extract: dropped a memory for unknown topic %r", memory.topic)

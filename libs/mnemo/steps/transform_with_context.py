@@ -21,21 +21,25 @@ from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Candidate, Memory
 from mnemo.domain.pipeline import TransformWithContextStep
-from mnemo.domain.search import MemoryQuery, TopicSelector
 from mnemo.llm.offline.claims import changed_fact
 from mnemo.llm.offline.text import normalized
 from mnemo.prompts import transform_with_context as twc_prompt
+from mnemo.steps import extract_reconcile, related
 from mnemo.steps.answer_guards import check_ids, check_rewrites, check_share
 from mnemo.steps.reconsolidate import GateOutcome, gate
-from mnemo.store.rows import memory_from_row
-from mnemo.store.search import vector_search
-from mnemo.store.tenancy import visible_memories
 
 
 async def transform_with_context(
     deps: Deps, group: GroupConfig, step: TransformWithContextStep, batch: Batch
 ) -> list[Candidate]:
     # Bounded topics were merged at extract; internal fragments are never reconciled.
+    if batch.deferred_extract is not None:  # extract and reconcile, in the scope's order
+        batch.candidates = [
+            *batch.candidates,
+            *await extract_reconcile.run(deps, group, step, batch),
+        ]
+        if batch.reconciled_whole_scope:  # the call saw every memory it could touch
+            return batch.candidates
     passthrough = [c for c in batch.candidates if _skips(group, c)]
     fresh = [c for c in batch.candidates if not _skips(group, c) and c.op == "create"]
     if not fresh:
@@ -47,12 +51,14 @@ async def transform_with_context(
     settled = passthrough + others + decided.updates
     if not remaining:
         return settled
-    related = await _related(deps, group, step, batch, remaining)
-    existing = {k: m for k, (m, _) in related.items() if k not in decided.decided}
+    close = await _related(deps, group, step, batch, remaining)
+    if batch.reconciled_with:  # the combined call judged these already
+        close = {k: v for k, v in close.items() if k not in batch.reconciled_with}
+    existing = {k: m for k, (m, _) in close.items() if k not in decided.decided}
     floor = step.min_similarity
     if floor is None:
         floor = deps.settings.reconcile_min_similarity
-    below = not existing or max(related[k][1] for k in existing) < floor
+    below = not existing or max(close[k][1] for k in existing) < floor
     if below and not _states_a_change(remaining, existing):
         if existing:
             metrics.RECONCILE_SKIPPED.inc()
@@ -170,33 +176,7 @@ async def _related(
 ) -> dict[str, tuple[Memory, float]]:
     """Committed memories related to any new candidate, in the candidate's own scope, with
     their highest cosine similarity to one of them."""
-    selectors = tuple(
-        TopicSelector(
-            name=t.name,
-            properties={k: batch.properties.get(k) for k in t.scoping.scope_properties} or None,
-        )
-        for t in group.topics
-        if not t.is_bounded
-        and not t.internal
-        and (batch.user_id is not None or not t.scoping.user_scoped)
-        and all(k in batch.properties for k in t.scoping.scope_properties)
-    )
-    if not selectors:
+    if not related.selectors(group, batch):
         return {}
-    query = MemoryQuery(
-        project=batch.project,
-        group=group.name,
-        topics=selectors,
-        user_id=batch.user_id,
-        limit=step.context_limit,
-    )
-    where = visible_memories(query, group)
     vectors = await deps.embedder.embed([c.content for c in fresh])
-    found: dict[str, tuple[Memory, float]] = {}
-    async with deps.db.connect() as conn:
-        for vector in vectors:
-            for row, score in await vector_search(conn, where, vector, step.context_limit):
-                cosine = 2.0 * score - 1.0  # vector_search scores (cos + 1) / 2
-                if row.id not in found or cosine > found[row.id][1]:
-                    found[row.id] = (found.get(row.id, (memory_from_row(row), 0.0))[0], cosine)
-    return found
+    return await related.related_to(deps, group, step, batch, vectors)

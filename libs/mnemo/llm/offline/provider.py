@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from mnemo.contracts.embedder import Embedder
 from mnemo.contracts.llm import C, LLMError, Prompt, R
+from mnemo.llm.offline.combined import extract_reconcile
 from mnemo.llm.offline.consolidate import consolidate
 from mnemo.llm.offline.extract import ExtractTuning, extract
 from mnemo.llm.offline.gate import GateTuning, gate
@@ -23,6 +24,7 @@ from mnemo.llm.offline.reconcile import ReconcileTuning, reconcile
 from mnemo.llm.offline.transform import transform
 from mnemo.prompts import consolidate as consolidate_prompt
 from mnemo.prompts import extract as extract_prompt
+from mnemo.prompts import extract_reconcile as combined_prompt
 from mnemo.prompts import reconsolidate as gate_prompt
 from mnemo.prompts import transform as transform_prompt
 from mnemo.prompts import transform_with_context as twc_prompt
@@ -87,6 +89,15 @@ class OfflineLLM:
             tuning_r = ReconcileTuning(self.dedupe_threshold, self.similar_threshold)
             ctx_r = _as(twc_prompt.Context, context)
             return await reconcile(ctx_r, self.embedder, tuning_r, self._offload)
+        if name == combined_prompt.PROMPT.name:
+            tunings = (
+                ExtractTuning(
+                    self.dedupe_threshold, self.bounded_threshold, self.similar_threshold
+                ),
+                ReconcileTuning(self.dedupe_threshold, self.similar_threshold),
+            )
+            ctx_c = _as(combined_prompt.Context, context)
+            return await extract_reconcile(ctx_c, self.embedder, tunings, self._offload)
         if name == gate_prompt.PROMPT.name:
             tuning_g = GateTuning(self.dedupe_threshold, self.similar_threshold)
             return await gate(_as(gate_prompt.Context, context), self.embedder, tuning_g)

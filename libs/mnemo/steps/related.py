@@ -1,0 +1,83 @@
+"""The committed memories an add may reconcile with, and when extract and reconcile can be
+one LLM call.
+
+Shared by transform_with_context (close to the new candidates) and the combined call of
+`steps.extract_reconcile` (close to the input), so both read the same scope.
+"""
+
+from __future__ import annotations
+
+from mnemo.contracts.llm import produced_by
+from mnemo.deps import Deps
+from mnemo.domain.batch import Batch
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import Memory
+from mnemo.domain.pipeline import ExtractStep, TransformWithContextStep
+from mnemo.domain.search import MemoryQuery, TopicSelector
+from mnemo.store.rows import memory_from_row
+from mnemo.store.search import vector_search
+from mnemo.store.tenancy import visible_memories
+
+
+def combined_step(
+    deps: Deps, group: GroupConfig, step: ExtractStep, batch: Batch
+) -> TransformWithContextStep | None:
+    """The transform_with_context step right after `step` when the engine makes extract and
+    reconcile one call for this batch (`steps.extract_reconcile`), else None.
+
+    Only on a model (the offline heuristics' calls cost nothing), without a reconsolidation
+    gate (it decides on recalled memories before reconcile), for one raw input to extract.
+    """
+    following = group.pipeline.following(step)
+    if not isinstance(following, TransformWithContextStep):
+        return None
+    if group.reconsolidation is not None or deps.settings.extract_reconcile_max_chars <= 0:
+        return None
+    if len(batch.inputs) != 1 or batch.inputs[0].pre_extracted is not None:
+        return None
+    return None if produced_by(deps.llm) == "offline" else following
+
+
+def selectors(group: GroupConfig, batch: Batch) -> tuple[TopicSelector, ...]:
+    """The reconcilable topics (not bounded, not internal) the batch's scope can address."""
+    return tuple(
+        TopicSelector(
+            name=t.name,
+            properties={k: batch.properties.get(k) for k in t.scoping.scope_properties} or None,
+        )
+        for t in group.topics
+        if not t.is_bounded
+        and not t.internal
+        and (batch.user_id is not None or not t.scoping.user_scoped)
+        and all(k in batch.properties for k in t.scoping.scope_properties)
+    )
+
+
+async def related_to(
+    deps: Deps,
+    group: GroupConfig,
+    step: TransformWithContextStep,
+    batch: Batch,
+    vectors: list[list[float]],
+) -> dict[str, tuple[Memory, float]]:
+    """Committed memories of the batch's scope (reconcilable topics) closest to any of
+    `vectors` (`step.context_limit` each), with the highest cosine similarity to one."""
+    chosen = selectors(group, batch)
+    if not chosen or not vectors:
+        return {}
+    query = MemoryQuery(
+        project=batch.project,
+        group=group.name,
+        topics=chosen,
+        user_id=batch.user_id,
+        limit=step.context_limit,
+    )
+    where = visible_memories(query, group)
+    found: dict[str, tuple[Memory, float]] = {}
+    async with deps.db.connect() as conn:
+        for vector in vectors:
+            for row, score in await vector_search(conn, where, vector, step.context_limit):
+                cosine = 2.0 * score - 1.0  # vector_search scores (cos + 1) / 2
+                if row.id not in found or cosine > found[row.id][1]:
+                    found[row.id] = (found.get(row.id, (memory_from_row(row), 0.0))[0], cosine)
+    return found
