@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from mnemo.domain.limits import InputLimits
-from mnemo.settings import CLIENT_VARIABLES, KafkaSettings, Settings, known_variables
+from mnemo.settings import (
+    CLIENT_VARIABLES,
+    KafkaSettings,
+    OAuthSettings,
+    Settings,
+    known_variables,
+)
 
 
 def test_kafka_variables_keep_their_documented_names(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,8 +60,13 @@ def test_every_field_has_one_variable() -> None:
     assert {"MNEMO_WORKERS", "MNEMO_MODE", "MNEMO_KAFKA_DLQ_ENABLED"} <= known
     assert "MNEMO_KAFKA" not in known and "MNEMO_KAFKA_KAFKA_PARTITIONS" not in known
     assert "MNEMO_LIMITS_MEMORY_CHARS" in known and "MNEMO_LIMITS" not in known
-    sections = len(KafkaSettings.model_fields) + len(InputLimits.model_fields)
-    assert len(known) == len(Settings.model_fields) - 2 + sections
+    assert "MNEMO_OAUTH_RESOURCE" in known and "MNEMO_OAUTH" not in known
+    sections = (
+        len(KafkaSettings.model_fields)
+        + len(InputLimits.model_fields)
+        + len(OAuthSettings.model_fields)
+    )
+    assert len(known) == len(Settings.model_fields) - 3 + sections
     assert not known & CLIENT_VARIABLES
 
 

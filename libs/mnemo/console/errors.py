@@ -15,6 +15,7 @@ from starlette.responses import Response
 from mnemo.api.problems import validation_errors
 from mnemo.console.rendering import is_htmx, render
 from mnemo.console.session import LOGIN_PATH, ConsoleForbidden, LoginRequired
+from mnemo.domain.grants import Forbidden
 from mnemo.domain.requests import InvalidRequest, NotFound
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -53,6 +54,8 @@ class ConsoleRoute(APIRoute):
             except ConsoleForbidden as exc:
                 title = "Not allowed" if exc.status == 403 else "Not signed in"
                 return error_page(request, exc.status, title, [exc.message])
+            except Forbidden as exc:
+                return error_page(request, 403, "Not allowed", [str(exc)])
             except NotFound as exc:
                 return error_page(request, 404, "Not found", [str(exc) or "not found"])
             except InvalidRequest as exc:

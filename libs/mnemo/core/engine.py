@@ -42,6 +42,7 @@ from mnemo.core.shedding import Shedder
 from mnemo.core.supersession import current_first, with_successors
 from mnemo.core.transport import RunTransport
 from mnemo.domain.erasure import ErasureReport
+from mnemo.domain.grants import Grant
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.idempotency import IdempotencyClaim, KeyTaken
 from mnemo.domain.memory import Memory, MemoryVersion, Run, RunState
@@ -512,8 +513,10 @@ class Engine:
         return await self._read_owned(browse_store.run_ids, project, group, user_id, memory_id)
 
     # -- API keys -----------------------------------------------------------------------
-    async def create_key(self, project: str, name: str) -> tuple[keys.ApiKey, str]:
-        return await self.key_ring.create(project, name)
+    async def create_key(
+        self, project: str, name: str, *, writable: bool = True, user_id: str | None = None
+    ) -> tuple[keys.ApiKey, str]:
+        return await self.key_ring.create(project, name, writable=writable, user_id=user_id)
 
     async def list_keys(self, project: str | None = None) -> list[keys.ApiKey]:
         return await self.key_ring.list(project)
@@ -524,6 +527,10 @@ class Engine:
     async def project_for_key(self, secret: str) -> str | None:
         """The key's project, or None (cached briefly: `core.keyring`)."""
         return await self.key_ring.project_for(secret)
+
+    async def grant_for_key(self, secret: str) -> Grant | None:
+        """What the key may do (project, read-only, bound user), or None (cached)."""
+        return await self.key_ring.grant_for(secret)
 
     @property
     def db(self) -> AsyncEngine:
