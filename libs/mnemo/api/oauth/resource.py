@@ -69,10 +69,11 @@ def oauth_routes(settings: Settings, credentials: Credentials) -> list[Route]:
     oauth = settings.oauth
     if not oauth.resource:
         return []
-    servers = [AnyHttpUrl(s) for s in (oauth.issuer,) if s]
+    # The built-in server first: the mcp SDK's client takes the first one listed.
+    issuers = [credentials.builtin.issuer] if credentials.builtin is not None else []
+    servers = [AnyHttpUrl(s) for s in (*issuers, oauth.issuer) if s]
     routes: list[Route] = []
     if credentials.builtin is not None:
-        servers.append(AnyHttpUrl(credentials.builtin.issuer))
         routes += create_auth_routes(
             credentials.builtin,
             issuer_url=AnyHttpUrl(credentials.builtin.issuer),
