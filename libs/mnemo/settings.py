@@ -86,7 +86,9 @@ class OAuthSettings(BaseModel):
     # The built-in authorization server for self-hosters (issuer: the resource's origin):
     # dynamic registration, authorization code with PKCE (S256), a consent page.
     builtin: bool = False
+    # Lifetime of the built-in server's access tokens (clients refresh them).
     access_token_seconds: int = Field(default=3600, ge=60, le=86_400)
+    # Lifetime of its refresh tokens; each refresh rotates the token.
     refresh_token_seconds: int = Field(default=30 * 86_400, ge=3600)
 
     @model_validator(mode="after")
