@@ -110,19 +110,21 @@ class ConsentBrowser:
     write: bool = True
     user_id: str = ""
     redirect_uri: str = "http://127.0.0.1:1/callback"
+    final: str = ""
     pages: list[str] = field(default_factory=list)
     redirects: list[dict[str, list[str]]] = field(default_factory=list)
 
-    async def authorize(self, authorization_url: str) -> dict[str, list[str]]:
-        """The query of the final redirect to the client's redirect_uri."""
-        async with httpx.AsyncClient(timeout=60) as browser:
-            answer = await browser.get(authorization_url)
+    def authorize(self, authorization_url: str) -> dict[str, list[str]]:
+        """The query of the final redirect to the client's redirect_uri (not followed;
+        `final` holds its URL)."""
+        with httpx.Client(timeout=60) as browser:
+            answer = browser.get(authorization_url)
             assert answer.status_code in (302, 303, 307), answer.text
             consent_url = answer.headers["location"]
-            page = await browser.get(consent_url)
+            page = browser.get(consent_url)
             if page.status_code == 303 and "/console/login" in page.headers["location"]:
-                login = await browser.get(urljoin(consent_url, page.headers["location"]))
-                signed_in = await browser.post(
+                login = browser.get(urljoin(consent_url, page.headers["location"]))
+                signed_in = browser.post(
                     urljoin(consent_url, "/console/login"),
                     data={
                         "key": self.key,
@@ -131,7 +133,7 @@ class ConsentBrowser:
                     },
                 )
                 assert signed_in.status_code == 303, signed_in.text
-                page = await browser.get(urljoin(consent_url, signed_in.headers["location"]))
+                page = browser.get(urljoin(consent_url, signed_in.headers["location"]))
             assert page.status_code == 200, page.text
             self.pages.append(page.text)
             form = {
@@ -141,8 +143,9 @@ class ConsentBrowser:
                 "user_id": self.user_id,
                 **({"write": "true"} if self.write else {}),
             }
-            answered = await browser.post(urljoin(consent_url, "/console/oauth/consent"), data=form)
+            answered = browser.post(urljoin(consent_url, "/console/oauth/consent"), data=form)
             assert answered.status_code == 303, answered.text
             assert answered.headers["location"].startswith(self.redirect_uri)
+            self.final = answered.headers["location"]
             self.redirects.append(parse_qs(urlsplit(answered.headers["location"]).query))
             return self.redirects[-1]

@@ -7,7 +7,9 @@ the external issuer's JWTs, checked for audience (RFC 8707), issuer, key and exp
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
+import webbrowser
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,7 +28,7 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 
-from tests.mcp.oauth_server import ConsentBrowser, OAuthServer, serve_with_oauth
+from tests.mcp.oauth_server import ConsentBrowser, OAuthServer, free_port, serve_with_oauth
 from tests.mcp.tools import call, refusal
 from tests.support.oidc_issuer import OidcIssuer, other_key
 
@@ -73,7 +75,7 @@ def provider_for(
     answers: asyncio.Queue[dict[str, list[str]]] = asyncio.Queue()
 
     async def redirect(url: str) -> None:
-        await answers.put(await browser.authorize(url))
+        await answers.put(await asyncio.to_thread(browser.authorize, url))
 
     async def callback() -> AuthorizationCodeResult:
         query = await answers.get()
@@ -97,6 +99,16 @@ async def oauth_client(server: OAuthServer, auth: httpx2.Auth) -> AsyncIterator[
         Client(streamable_http_client(server.resource, http_client=http)) as client,
     ):
         yield client
+
+
+async def http_post(url: str, **options: Any) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=60) as http:
+        return await http.post(url, **options)
+
+
+async def http_get(url: str, **options: Any) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=60) as http:
+        return await http.get(url, **options)
 
 
 class Bearer(httpx2.Auth):
@@ -141,12 +153,15 @@ async def test_the_sdk_client_completes_the_flow_and_calls_tools(server: OAuthSe
     assert storage.tokens.scope == "mnemo:read mnemo:write"
     # The token acts on the approving key's project, on REST too.
     headers = {"Authorization": f"Bearer {storage.tokens.access_token}"}
-    found = httpx.post(f"{server.url}/v1/memories/list", json={"user_id": "ana"}, headers=headers)
+    found = await http_post(
+        f"{server.url}/v1/memories/list", json={"user_id": "ana"}, headers=headers
+    )
     memories = found.json()["memories"]
     assert len(memories) == 1 and "catamarans" in memories[0]["content"]
     keyed = {"Authorization": f"Bearer {key}"}  # the key itself still works beside tokens
-    assert httpx.post(f"{server.url}/v1/memories/list", json={"user_id": "ana"},
-                      headers=keyed).json()["total"] == 1  # fmt: skip
+    by_key = await http_post(f"{server.url}/v1/memories/list", json={"user_id": "ana"},
+                             headers=keyed)  # fmt: skip
+    assert by_key.json()["total"] == 1
 
 
 async def test_refresh_rotates_and_a_replayed_refresh_token_revokes_the_family(
@@ -162,16 +177,16 @@ async def test_refresh_rotates_and_a_replayed_refresh_token_revokes_the_family(
         "grant_type": "refresh_token", "refresh_token": first.refresh_token,
         "client_id": storage.client.client_id, "client_secret": storage.client.client_secret,
     }  # fmt: skip
-    rotated = httpx.post(f"{server.url}/token", data=form)
+    rotated = await http_post(f"{server.url}/token", data=form)
     assert rotated.status_code == 200, rotated.text
     second = rotated.json()
     assert second["refresh_token"] != first.refresh_token
     assert second["access_token"] != first.access_token
-    replay = httpx.post(f"{server.url}/token", data=form)
+    replay = await http_post(f"{server.url}/token", data=form)
     assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
     # The replay revoked every token of that consent, the new ones included.
     for token in (first.access_token, second["access_token"]):
-        verify = httpx.get(f"{server.url}/v1/auth/verify",
+        verify = await http_get(f"{server.url}/v1/auth/verify",
                            headers={"Authorization": f"Bearer {token}"})  # fmt: skip
         assert verify.status_code == 401
 
@@ -217,10 +232,40 @@ async def test_external_issuer_tokens_are_checked_and_bound_to_their_subject(
         issuer.token(server.resource, lifetime=-120),  # expired
     ]
     for bad in refused:
-        answer = httpx.post(server.resource, json={}, headers={"Authorization": f"Bearer {bad}"})
+        answer = await http_post(
+            server.resource, json={}, headers={"Authorization": f"Bearer {bad}"}
+        )
         assert answer.status_code == 401, bad
         assert 'error="invalid_token"' in answer.headers["www-authenticate"]
     read_only = issuer.token(server.resource, sub="erin", scope="mnemo:read")
-    add = httpx.post(f"{server.url}/v1/memories", json={"input": {"string": {"content": ["x"]}}},
+    add = await http_post(f"{server.url}/v1/memories", json={"input": {"string": {"content": ["x"]}}},
                      headers={"Authorization": f"Bearer {read_only}"})  # fmt: skip
     assert add.status_code == 403 and "read-only" in add.json()["detail"]
+
+
+PAGE = Path(__file__).resolve().parents[2] / "docs/guides/agents-and-mcp.md"
+
+
+def test_the_guides_oauth_client_runs_as_written(
+    server: OAuthServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page's example, with the browser played by a scripted one that signs in with a
+    key, approves, and follows the redirect to the example's loopback callback."""
+    [block] = re.findall(
+        r'```python title="mcp_oauth_client.py"\n(.*?)```', PAGE.read_text(encoding="utf-8"), re.S
+    )
+    key = server.create_key(f"p-{uuid.uuid4().hex[:8]}")
+    port = free_port()
+    browser = ConsentBrowser(key, redirect_uri=f"http://127.0.0.1:{port}/callback")
+
+    def open_browser(url: str) -> bool:
+        browser.authorize(url)
+        assert httpx.get(browser.final).status_code == 200  # the example's callback page
+        return True
+
+    monkeypatch.setattr(webbrowser, "open", open_browser)
+    monkeypatch.setenv("MNEMO_MCP_URL", server.resource)
+    monkeypatch.setenv("CALLBACK_PORT", str(port))
+    exec(compile(block, str(PAGE), "exec"), {"__name__": "__main__"})
+    assert capsys.readouterr().out == "groups: ['default']\n"
+    assert "my agent" in browser.pages[0]

@@ -105,13 +105,14 @@ class Authenticate:
                 headers={"Retry-After": str(RETRY_AFTER_SECONDS), "Connection": "close"},
             )(scope, receive, send)
             return
-        if not grant.writable and not _mcp(scope) and not is_read_request(
-            scope["method"], scope["path"]
+        if (
+            not grant.writable
+            and not _mcp(scope)
+            and not is_read_request(scope["method"], scope["path"])
         ):
             await problem_response(
                 403,
-                "this credential is read-only: it may not "
-                f"{scope['method']} {scope['path']}",
+                f"this credential is read-only: it may not {scope['method']} {scope['path']}",
                 headers={"Connection": "close"} if _has_body(scope) else None,
             )(scope, receive, send)
             return

@@ -83,7 +83,9 @@ async def answer_consent(
         access = session.access
         writable = access.writable and write and SCOPE_WRITE in pending.scopes
         try:
-            grant: Grant = bound(access.project, writable, access.user_id or user_id.strip() or None)
+            grant: Grant = bound(
+                access.project, writable, access.user_id or user_id.strip() or None
+            )
         except InvalidUserId as exc:
             context = _context(session, request_id, pending, str(exc))
             return render(request, "oauth_consent.html", session, context, 400)

@@ -74,7 +74,9 @@ def user_for(grant: Grant, asked: str | None) -> str | None:
 
 def may_see_user(grant: Grant, owner: str | None) -> bool:
     """Whether a run or memory owned by `owner` is visible to the grant."""
-    return grant.user_id is None or (owner is not None and normalize_user_id(owner) == grant.user_id)
+    return grant.user_id is None or (
+        owner is not None and normalize_user_id(owner) == grant.user_id
+    )
 
 
 def is_read_request(method: str, path: str) -> bool:

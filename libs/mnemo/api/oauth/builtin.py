@@ -86,9 +86,7 @@ class BuiltinProvider:
     async def authorize(
         self, client: OAuthClientInformationFull, params: AuthorizationParams
     ) -> str:
-        if params.resource is not None and params.resource.rstrip("/") != self.resource.rstrip(
-            "/"
-        ):
+        if params.resource is not None and params.resource.rstrip("/") != self.resource.rstrip("/"):
             raise AuthorizeError("invalid_target", f"this server issues tokens for {self.resource}")
         scopes = params.scopes or [SCOPE_READ, SCOPE_WRITE]
         request_id = CONSENT_PREFIX + secrets.token_urlsafe(32)
@@ -144,9 +142,7 @@ class BuiltinProvider:
             if pending is None or not await store.mark_used(conn, request_id, now):
                 return None
         params = AuthorizationParams.model_validate(pending.data["params"])
-        return _with_query(
-            str(params.redirect_uri), error="access_denied", state=params.state
-        )
+        return _with_query(str(params.redirect_uri), error="access_denied", state=params.state)
 
     # -- codes and tokens -------------------------------------------------------------
     async def load_authorization_code(

@@ -38,9 +38,7 @@ class Credentials:
         self.builtin = BuiltinProvider(oauth, engine) if oauth.builtin else None
         self.external = ExternalIssuer(oauth) if oauth.issuer else None
         self.metadata_url = (
-            str(build_resource_metadata_url(AnyHttpUrl(oauth.resource)))
-            if oauth.resource
-            else None
+            str(build_resource_metadata_url(AnyHttpUrl(oauth.resource))) if oauth.resource else None
         )
 
     async def grant_for(self, secret: str) -> Grant | None:
@@ -55,13 +53,14 @@ class Credentials:
     def challenge(self, error: str | None = None) -> str:
         """The WWW-Authenticate value of a 401: with OAuth on, where to find out how to
         get a token (RFC 9728 section 5.1)."""
+        if not self.metadata_url:
+            return "Bearer"  # API keys only: nothing more to say
         parts = []
         if error:
             parts.append(f'error="{error}"')
-        if self.metadata_url:
-            parts.append(f'resource_metadata="{self.metadata_url}"')
-            parts.append(f'scope="{" ".join(SCOPES)}"')
-        return "Bearer" + (" " + ", ".join(parts) if parts else "")
+        parts.append(f'resource_metadata="{self.metadata_url}"')
+        parts.append(f'scope="{" ".join(SCOPES)}"')
+        return "Bearer " + ", ".join(parts)
 
 
 def oauth_routes(settings: Settings, credentials: Credentials) -> list[Route]:
@@ -89,5 +88,7 @@ def oauth_routes(settings: Settings, credentials: Credentials) -> list[Route]:
         resource_name="mnemo",
     )
     # Also at the root: clients that do not insert the resource's path ask there.
-    root = Route("/.well-known/oauth-protected-resource", prm[0].endpoint, methods=["GET", "OPTIONS"])
+    root = Route(
+        "/.well-known/oauth-protected-resource", prm[0].endpoint, methods=["GET", "OPTIONS"]
+    )
     return [*routes, *prm, root]

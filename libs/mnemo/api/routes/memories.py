@@ -68,9 +68,7 @@ async def add_memories(
 
 
 @router.post("/search", response_model=MemoryPage, response_model_exclude_none=True)
-async def search_memories(
-    body: SearchRequest, engine: EngineDep, grant: GrantDep
-) -> MemoryPage:
+async def search_memories(body: SearchRequest, engine: EngineDep, grant: GrantDep) -> MemoryPage:
     """Vector, BM25, hybrid or fetch retrieval over the selected topics, with scores."""
     body = body.model_copy(update={"user_id": user_for(grant, body.user_id)})
     found = await engine.search(grant.project, body)
@@ -100,7 +98,9 @@ async def get_memory(
     group: GroupQuery = None,
 ) -> MemoryOut:
     """One memory. Memories of other users, groups or projects are reported as 404."""
-    memory = await engine.get_memory(grant.project, group or "default", user_for(grant, user_id), memory_id)
+    memory = await engine.get_memory(
+        grant.project, group or "default", user_for(grant, user_id), memory_id
+    )
     return MemoryOut.model_validate(memory, from_attributes=True)
 
 
@@ -137,7 +137,9 @@ async def memory_history(
     group: GroupQuery = None,
 ) -> MemoryHistory:
     """mnemo extension: the prior versions of a memory with the runs that changed them."""
-    versions = await engine.memory_history(grant.project, group or "default", user_for(grant, user_id), memory_id)
+    versions = await engine.memory_history(
+        grant.project, group or "default", user_for(grant, user_id), memory_id
+    )
     return MemoryHistory.model_validate(
         {"memory_id": memory_id, "versions": versions}, from_attributes=True
     )
@@ -158,7 +160,9 @@ async def memory_provenance(
 ) -> ProvenanceOut:
     """mnemo extension: every version of a memory with the run that wrote it (operation,
     event times, the run's raw input while retained). 404 as for reading the memory."""
-    found = await engine.memory_provenance(grant.project, group or "default", user_for(grant, user_id), memory_id)
+    found = await engine.memory_provenance(
+        grant.project, group or "default", user_for(grant, user_id), memory_id
+    )
     return ProvenanceOut.model_validate(found, from_attributes=True)
 
 
@@ -178,7 +182,9 @@ async def memory_sources(
     """mnemo extension: the episodes a consolidated rule rests on, oldest first, whatever
     their status (consolidated, active or deleted by the source policy); empty for a memory
     that is not a rule."""
-    found = await engine.memory_sources(grant.project, group or "default", user_for(grant, user_id), memory_id)
+    found = await engine.memory_sources(
+        grant.project, group or "default", user_for(grant, user_id), memory_id
+    )
     return MemorySources.model_validate(
         {"memory_id": memory_id, "sources": found}, from_attributes=True
     )
