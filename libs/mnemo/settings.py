@@ -15,6 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -63,6 +64,13 @@ def default_worker_processes() -> int:
     return min(2, os.cpu_count() or 1)
 
 
+def _https_or_loopback(url: str) -> bool:
+    parts = urlsplit(url)
+    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    scheme_ok = parts.scheme == "https" or (parts.scheme == "http" and loopback)
+    return scheme_ok and bool(parts.hostname) and not parts.query and not parts.fragment
+
+
 class OAuthSettings(BaseModel):
     """OAuth 2.1 on `/mcp` and the REST API (`MNEMO_OAUTH_*`, issue 40). Off unless
     `resource` is set together with an external `issuer` or the `builtin` server. API keys
@@ -100,6 +108,12 @@ class OAuthSettings(BaseModel):
             )
         if self.resource and not (self.issuer or self.builtin):
             raise ValueError("MNEMO_OAUTH_RESOURCE needs MNEMO_OAUTH_ISSUER or MNEMO_OAUTH_BUILTIN")
+        for name, url in (("RESOURCE", self.resource), ("ISSUER", self.issuer)):
+            if url and not _https_or_loopback(url):
+                raise ValueError(
+                    f"MNEMO_OAUTH_{name} must be an https:// URL (http:// only on 127.0.0.1 "
+                    f"or localhost), without a query or fragment; got {url!r}"
+                )
         return self
 
     @property

@@ -107,6 +107,7 @@ class BuiltinProvider:
             None,
         )
         async with self._db.begin() as conn:
+            await store.purge_expired(conn, self._now())  # expired rows go as new ones come
             await store.save_token(conn, request_id, record, self._now())
         return f"{self.issuer}{CONSENT_PATH}?request={request_id}"
 

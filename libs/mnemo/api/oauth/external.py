@@ -1,7 +1,7 @@
 """Access tokens of an external authorization server: JWTs signed with a key of the
 issuer's JWKS, checked for issuer, expiry and audience (this resource, RFC 8707).
 
-The JWKS is fetched when first needed and again (at most once a minute) when a token
+The JWKS is fetched when first needed and again (at most every REFETCH_SECONDS) when a token
 names a key id it does not hold, so the issuer can rotate its keys.
 """
 
@@ -20,7 +20,8 @@ from mnemo.settings import OAuthSettings
 
 log = logging.getLogger(__name__)
 
-REFETCH_SECONDS = 60.0
+# At most one JWKS fetch this often for an unknown key id (the issuer rotated its keys).
+REFETCH_SECONDS = 5.0
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"]
 
 
