@@ -7,6 +7,7 @@ the external issuer's JWTs, checked for audience (RFC 8707), issuer, key and exp
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import uuid
 import webbrowser
@@ -17,6 +18,7 @@ from typing import Any
 
 import httpx
 import httpx2
+import psycopg
 import pytest
 from mcp.client import Client
 from mcp.client.auth import OAuthClientProvider, TokenStorage
@@ -173,6 +175,15 @@ async def test_refresh_rotates_and_a_replayed_refresh_token_revokes_the_family(
         await client.list_tools()
     assert storage.tokens is not None and storage.client is not None
     first = storage.tokens
+    # At rest, only hashes: no row holds a secret the client was given.
+    with psycopg.connect(server.database_url) as db:
+        rows = db.execute("SELECT row_to_json(t)::text FROM oauth_tokens t").fetchall()
+        clients = db.execute("SELECT info::text FROM oauth_clients").fetchall()
+    stored = " ".join(r[0] for r in rows)
+    assert hashlib.sha256(first.access_token.encode()).hexdigest() in stored
+    for secret in (first.access_token, first.refresh_token):
+        assert secret and secret not in stored
+    assert any(storage.client.client_id in c[0] for c in clients)
     form = {
         "grant_type": "refresh_token", "refresh_token": first.refresh_token,
         "client_id": storage.client.client_id, "client_secret": storage.client.client_secret,
