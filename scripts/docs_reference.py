@@ -104,7 +104,7 @@ Generated from `mnemo.settings.Settings` at every docs build. One settings objec
 from the environment once by each entry point (`mnemo serve`, the other CLI commands,
 `services/*`, `python -m mnemo.embedded`) and passed down. Every variable is `MNEMO_` plus the
 field's name; the Kafka section's are `MNEMO_KAFKA_` plus its field's name, the request
-limits' `MNEMO_LIMITS_`. An unknown `MNEMO_*` variable is refused at start-up with its name
+limits' `MNEMO_LIMITS_`, OAuth's `MNEMO_OAUTH_`. An unknown `MNEMO_*` variable is refused at start-up with its name
 and the closest known one (`MNEMO_WORKER (did you mean MNEMO_WORKERS?)`), except those read
 by clients and scripts (the last table).
 """
@@ -181,7 +181,12 @@ def settings_rows() -> Iterator[tuple[str, str, str, str]]:
 
 def configuration_markdown() -> str:
     parts = [CONFIGURATION_INTRO]
-    titles = {"server": "Server", "kafka": "Distributed mode (Kafka)", "limits": "Request limits"}
+    titles = {
+        "server": "Server",
+        "kafka": "Distributed mode (Kafka)",
+        "limits": "Request limits",
+        "oauth": "OAuth for MCP clients",
+    }
     rows = list(settings_rows())
     for section, title in titles.items():
         parts.append(f"\n## {title}\n")

@@ -15,6 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -62,6 +63,63 @@ def _default_data_dir() -> Path:
 
 def default_worker_processes() -> int:
     return min(2, os.cpu_count() or 1)
+
+
+def _https_or_loopback(url: str) -> bool:
+    parts = urlsplit(url)
+    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    scheme_ok = parts.scheme == "https" or (parts.scheme == "http" and loopback)
+    return scheme_ok and bool(parts.hostname) and not parts.query and not parts.fragment
+
+
+class OAuthSettings(BaseModel):
+    """OAuth 2.1 on `/mcp` and the REST API (`MNEMO_OAUTH_*`, issue 40). Off unless
+    `resource` is set together with an external `issuer` or the `builtin` server. API keys
+    keep working beside tokens either way."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # The URL clients reach the MCP endpoint at, e.g. https://mnemo.example.com/mcp: the
+    # RFC 8707 resource tokens must be issued for (their `aud`), and the `resource` of the
+    # Protected Resource Metadata (RFC 9728) served under /.well-known/.
+    resource: str | None = None
+    # An external authorization server (an OIDC issuer): its tokens are JWTs checked
+    # against its JWKS, with `iss` = issuer and `aud` = resource.
+    issuer: str | None = None
+    # The issuer's JWKS; unset: the `jwks_uri` of its /.well-known/openid-configuration.
+    jwks_url: str | None = None
+    # The project an external issuer's tokens act on (its tokens carry no project).
+    project: str = "default"
+    # A claim naming the user_id a token is bound to (e.g. `sub`); unset: not bound.
+    user_claim: str | None = None
+    # The built-in authorization server for self-hosters (issuer: the resource's origin):
+    # dynamic registration, authorization code with PKCE (S256), a consent page.
+    builtin: bool = False
+    # Lifetime of the built-in server's access tokens (clients refresh them).
+    access_token_seconds: int = Field(default=3600, ge=60, le=86_400)
+    # Lifetime of its refresh tokens; each refresh rotates the token.
+    refresh_token_seconds: int = Field(default=30 * 86_400, ge=3600)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> OAuthSettings:
+        if (self.issuer or self.builtin) and not self.resource:
+            raise ValueError(
+                "MNEMO_OAUTH_RESOURCE is required with MNEMO_OAUTH_ISSUER or MNEMO_OAUTH_BUILTIN "
+                "(the URL clients reach /mcp at, e.g. https://mnemo.example.com/mcp)"
+            )
+        if self.resource and not (self.issuer or self.builtin):
+            raise ValueError("MNEMO_OAUTH_RESOURCE needs MNEMO_OAUTH_ISSUER or MNEMO_OAUTH_BUILTIN")
+        for name, url in (("RESOURCE", self.resource), ("ISSUER", self.issuer)):
+            if url and not _https_or_loopback(url):
+                raise ValueError(
+                    f"MNEMO_OAUTH_{name} must be an https:// URL (http:// only on 127.0.0.1 "
+                    f"or localhost), without a query or fragment; got {url!r}"
+                )
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return self.resource is not None
 
 
 class KafkaSettings(BaseModel):
@@ -327,6 +385,8 @@ class Settings(BaseSettings):
 
     # Distributed mode (Kafka stage services and the gateway in front of them).
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    # OAuth 2.1 for MCP clients (`MNEMO_OAUTH_*`, see OAuthSettings).
+    oauth: OAuthSettings = Field(default_factory=OAuthSettings)
     # Prometheus /metrics of a stage service (faust's web server); 0 disables it.
     metrics_port: int = Field(default=0, ge=0, le=65535)
     metrics_host: str = "127.0.0.1"
@@ -362,7 +422,11 @@ class Settings(BaseSettings):
 
 
 # Nested sections: `MNEMO_<SECTION>_<FIELD>`.
-SECTIONS: dict[str, type[BaseModel]] = {"kafka": KafkaSettings, "limits": InputLimits}
+SECTIONS: dict[str, type[BaseModel]] = {
+    "kafka": KafkaSettings,
+    "limits": InputLimits,
+    "oauth": OAuthSettings,
+}
 
 
 def known_variables() -> frozenset[str]:

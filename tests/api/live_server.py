@@ -132,8 +132,12 @@ class LiveServer:
         assert self._loop is not None
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=30)
 
-    def create_key(self, project: str, name: str = "test") -> str:
-        """A new API key for `project`, made by the server's own engine, in its loop."""
+    def create_key(
+        self, project: str, name: str = "test", *, writable: bool = True, user_id: str | None = None
+    ) -> str:
+        """A new API key for `project` (read-only, or bound to one user, on request), made
+        by the server's own engine, in its loop."""
         assert self._loop is not None and self.engine is not None
-        future = asyncio.run_coroutine_threadsafe(self.engine.create_key(project, name), self._loop)
+        making = self.engine.create_key(project, name, writable=writable, user_id=user_id)
+        future = asyncio.run_coroutine_threadsafe(making, self._loop)
         return future.result(timeout=30)[1]

@@ -157,3 +157,39 @@ def test_an_import_repeated_from_scratch_adds_nothing_twice(
     assert live_server.engine is not None
     runs = live_server.run(live_server.engine.list_runs(tenant.project))
     assert len(runs) == 3
+
+
+def test_keys_create_makes_read_only_and_user_bound_keys(live_server: LiveServer) -> None:
+    """The commands of docs/guides/hardening.md#scoped-credentials."""
+    project = f"cli-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{ROOT / 'libs'}{os.pathsep}{ROOT}",
+        "MNEMO_DATABASE_URL": str(live_server.settings.database_url),
+        "MNEMO_PROJECT": project,
+    }
+
+    def mnemo(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mnemo.cli.main", *args],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+
+    phone = mnemo("keys", "create", "--name", "phone-of-ana", "--user", "Ana")
+    dashboard = mnemo("keys", "create", "--name", "dashboard", "--read-only")
+    assert phone.returncode == 0 and dashboard.returncode == 0, phone.stderr + dashboard.stderr
+    listed = mnemo("keys", "list", "--project", project).stdout.splitlines()
+    assert [line.split("\t")[2] for line in listed] == ["phone-of-ana", "dashboard"]
+    assert listed[0].endswith("\trw user=ana") and listed[1].endswith("\tro")
+    refused = mnemo("keys", "create", "--user", "\u212aate")  # KELVIN SIGN: another id
+    assert refused.returncode == 2 and "--user" in refused.stderr
+
+    def call(key: str, path: str, body: dict[str, object]) -> int:
+        headers = {"Authorization": f"Bearer {key}"}
+        return httpx.post(f"{live_server.url}{path}", json=body, headers=headers).status_code
+
+    add = {"input": {"string": {"content": ["I keep bees"]}}}
+    assert call(dashboard.stdout.strip(), "/v1/memories", add) == 403
+    assert call(dashboard.stdout.strip(), "/v1/memories/list", {"user_id": "bob"}) == 200
+    assert call(phone.stdout.strip(), "/v1/memories/list", {"user_id": "bob"}) == 403
+    assert call(phone.stdout.strip(), "/v1/memories", add) == 200

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from mnemo.domain.limits import InputLimits
-from mnemo.settings import CLIENT_VARIABLES, KafkaSettings, Settings, known_variables
+from mnemo.settings import (
+    CLIENT_VARIABLES,
+    KafkaSettings,
+    OAuthSettings,
+    Settings,
+    known_variables,
+)
 
 
 def test_kafka_variables_keep_their_documented_names(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,8 +60,13 @@ def test_every_field_has_one_variable() -> None:
     assert {"MNEMO_WORKERS", "MNEMO_MODE", "MNEMO_KAFKA_DLQ_ENABLED"} <= known
     assert "MNEMO_KAFKA" not in known and "MNEMO_KAFKA_KAFKA_PARTITIONS" not in known
     assert "MNEMO_LIMITS_MEMORY_CHARS" in known and "MNEMO_LIMITS" not in known
-    sections = len(KafkaSettings.model_fields) + len(InputLimits.model_fields)
-    assert len(known) == len(Settings.model_fields) - 2 + sections
+    assert "MNEMO_OAUTH_RESOURCE" in known and "MNEMO_OAUTH" not in known
+    sections = (
+        len(KafkaSettings.model_fields)
+        + len(InputLimits.model_fields)
+        + len(OAuthSettings.model_fields)
+    )
+    assert len(known) == len(Settings.model_fields) - 3 + sections
     assert not known & CLIENT_VARIABLES
 
 
@@ -68,3 +79,33 @@ def test_limits_come_from_their_variables(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("MNEMO_LIMITS_MEMORY_CHARS", "1000000")  # past what Postgres can index
     with pytest.raises(ValueError, match="memory_chars"):
         Settings()
+
+
+@pytest.mark.parametrize(
+    ("variables", "refusal"),
+    [
+        ({"MNEMO_OAUTH_BUILTIN": "true"}, "MNEMO_OAUTH_RESOURCE is required"),
+        ({"MNEMO_OAUTH_RESOURCE": "https://m.example/mcp"}, "needs MNEMO_OAUTH_ISSUER"),
+        (
+            {"MNEMO_OAUTH_RESOURCE": "http://m.example/mcp", "MNEMO_OAUTH_BUILTIN": "true"},
+            "MNEMO_OAUTH_RESOURCE must be an https:// URL",
+        ),
+        (
+            {"MNEMO_OAUTH_RESOURCE": "https://m.example/mcp", "MNEMO_OAUTH_ISSUER": "idp"},
+            "MNEMO_OAUTH_ISSUER must be an https:// URL",
+        ),
+    ],
+)
+def test_oauth_settings_are_checked_at_start_up(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], refusal: str
+) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=refusal):
+        Settings()
+
+
+def test_oauth_on_loopback_may_use_http(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEMO_OAUTH_RESOURCE", "http://127.0.0.1:8080/mcp")
+    monkeypatch.setenv("MNEMO_OAUTH_BUILTIN", "true")
+    assert Settings().oauth.enabled

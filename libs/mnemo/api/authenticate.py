@@ -4,8 +4,10 @@ A keyless or bad-key request to the API (`/v1/...`, `/mcp`) costs a header parse
 cached key lookup: it is refused with the 401 problem before its body is read, and when
 it has a body the answer closes the connection, so a client that keeps sending gains
 nothing. The middleware sits outside the in-flight cap, so such requests never take
-capacity from authenticated ones. Accepted requests carry their project (and the key's
-digest, for per-key pools) in the ASGI scope, where `get_project` finds them.
+capacity from authenticated ones. Accepted requests carry their grant (project, read-only,
+bound user) and the secret's digest (for per-key pools) in the ASGI scope, where
+`get_grant` finds them. A read-only credential's writes are refused here with a 403,
+before their body is read (MCP tool calls are checked per tool: `mnemo.mcp`).
 """
 
 from __future__ import annotations
@@ -19,16 +21,18 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mnemo.api.problems import Unauthorized, problem_response
 from mnemo.core.failures import describe, is_transient
 from mnemo.core.transport import RETRY_AFTER_SECONDS
+from mnemo.domain.grants import Grant, is_read_request
 from mnemo.store.keys import hash_key
 
 if TYPE_CHECKING:
-    from mnemo.core.engine import Engine
+    from mnemo.api.oauth.resource import Credentials
     from mnemo.settings import Settings
 
 log = logging.getLogger(__name__)
 
 SCOPE_PROJECT = "mnemo.project"  # the project of the request's key
 SCOPE_KEY = "mnemo.key"  # the key's digest ("" with auth disabled): per-key pools count by it
+SCOPE_GRANT = "mnemo.grant"  # what the request's credential may do (a `Grant`)
 
 
 def is_protected(path: str) -> bool:
@@ -59,10 +63,12 @@ def _has_body(scope: Scope) -> bool:
 class Authenticate:
     """Pure ASGI middleware; `engine` is read per request (the app's lifespan sets it)."""
 
-    def __init__(self, app: ASGIApp, settings: Settings, engine: Callable[[], Engine]) -> None:
+    def __init__(
+        self, app: ASGIApp, settings: Settings, credentials: Callable[[], Credentials]
+    ) -> None:
         self.app = app
         self.settings = settings
-        self.engine = engine
+        self.credentials = credentials
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not is_protected(scope["path"]):
@@ -70,17 +76,20 @@ class Authenticate:
             return
         if self.settings.auth_disabled:
             scope[SCOPE_PROJECT], scope[SCOPE_KEY] = self.settings.project, ""
+            scope[SCOPE_GRANT] = Grant(self.settings.project)
             await self.app(scope, receive, send)
             return
         secret = bearer_secret(scope)
+        credentials = self.credentials()
         try:
             if not secret:
                 raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
-            project = await self.engine().project_for_key(secret)
-            if project is None:
+            grant = await credentials.grant_for(secret)
+            if grant is None:
                 raise Unauthorized("invalid or revoked API key")
         except Unauthorized as exc:
-            headers = {"WWW-Authenticate": "Bearer"}
+            error = "invalid_token" if secret else None
+            headers = {"WWW-Authenticate": credentials.challenge(error)}
             if _has_body(scope):
                 headers["Connection"] = "close"  # the body stays unread: end the connection
             await problem_response(401, str(exc), headers=headers)(scope, receive, send)
@@ -96,5 +105,22 @@ class Authenticate:
                 headers={"Retry-After": str(RETRY_AFTER_SECONDS), "Connection": "close"},
             )(scope, receive, send)
             return
-        scope[SCOPE_PROJECT], scope[SCOPE_KEY] = project, hash_key(secret)
+        if (
+            not grant.writable
+            and not _mcp(scope)
+            and not is_read_request(scope["method"], scope["path"])
+        ):
+            await problem_response(
+                403,
+                f"this credential is read-only: it may not {scope['method']} {scope['path']}",
+                headers={"Connection": "close"} if _has_body(scope) else None,
+            )(scope, receive, send)
+            return
+        scope[SCOPE_PROJECT], scope[SCOPE_KEY] = grant.project, hash_key(secret)
+        scope[SCOPE_GRANT] = grant
         await self.app(scope, receive, send)
+
+
+def _mcp(scope: Scope) -> bool:
+    path: str = scope["path"]
+    return path == "/mcp" or path.startswith("/mcp/")

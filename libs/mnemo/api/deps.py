@@ -1,4 +1,5 @@
-"""FastAPI dependencies: the engine, the settings and the caller's project (from the key)."""
+"""FastAPI dependencies: the engine, the settings and the caller's grant (from its key or
+token: project, read-only, bound user)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from fastapi import Depends, Request
 from fastapi.requests import HTTPConnection
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from mnemo.api.authenticate import SCOPE_PROJECT
+from mnemo.api.authenticate import SCOPE_GRANT
+from mnemo.api.oauth.resource import Credentials
 from mnemo.api.problems import Unauthorized
 from mnemo.core.engine import Engine
+from mnemo.domain.grants import Grant
 from mnemo.settings import Settings
 
 _bearer = HTTPBearer(auto_error=False, description="A mnemo API key: `Bearer mnemo_...`")
@@ -32,50 +35,33 @@ EngineDep = Annotated[Engine, Depends(get_engine)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
-async def project_for_secret(engine: Engine, settings: Settings, secret: str | None) -> str:
-    """The project a bearer key belongs to; Unauthorized for a missing, unknown or revoked key.
-
-    With `auth_disabled` (loopback only) every request acts on `settings.project`. The REST
-    routes and the MCP endpoint both authenticate here.
-    """
+async def grant_of_connection(
+    connection: HTTPConnection, settings: Settings, credentials: Credentials
+) -> Grant:
+    """What the request's credential may do: its project, whether it may write, the one
+    user it may see. The `Authenticate` middleware put it in the scope; without it (an
+    app mounted without the middleware) the bearer secret is resolved here."""
+    checked: Grant | None = connection.scope.get(SCOPE_GRANT)
+    if checked is not None:
+        return checked
     if settings.auth_disabled:
-        return settings.project
-    if not secret:
+        return Grant(settings.project)
+    bearer = await _bearer(connection)
+    if bearer is None:
         raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
-    project = await engine.project_for_key(secret)
-    if project is None:
+    grant = await credentials.grant_for(bearer.credentials)
+    if grant is None:
         raise Unauthorized("invalid or revoked API key")
-    return project
+    return grant
 
 
-async def get_project(
+async def get_grant(
     request: Request,
-    engine: EngineDep,
-    settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> str:
-    """The project the bearer key belongs to; 401 for a missing, unknown or revoked key.
-    The `Authenticate` middleware has normally checked the key already, before the body
-    was read, and left the project in the scope."""
-    checked: str | None = request.scope.get(SCOPE_PROJECT)
-    if checked is not None:
-        return checked
-    return await project_for_secret(
-        engine, settings, credentials.credentials if credentials else None
-    )
+) -> Grant:
+    del credentials  # declared for the OpenAPI document's security scheme
+    state = request.app.state
+    return await grant_of_connection(request, state.settings, state.credentials)
 
 
-ProjectDep = Annotated[str, Depends(get_project)]
-
-
-async def project_of_connection(
-    connection: HTTPConnection, engine: Engine, settings: Settings
-) -> str:
-    """`get_project` outside FastAPI's routing (the MCP endpoint is a plain ASGI app)."""
-    checked: str | None = connection.scope.get(SCOPE_PROJECT)
-    if checked is not None:
-        return checked
-    credentials = await _bearer(connection)
-    return await project_for_secret(
-        engine, settings, credentials.credentials if credentials else None
-    )
+GrantDep = Annotated[Grant, Depends(get_grant)]

@@ -23,6 +23,7 @@ from mnemo.api.statuses import STATUS_OF
 from mnemo.batching import QueueFull
 from mnemo.core.failures import describe, is_transient
 from mnemo.core.transport import RETRY_AFTER_SECONDS
+from mnemo.domain.grants import Forbidden
 from mnemo.domain.requests import FieldError, InvalidRequest, NotFound
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,10 @@ async def _unauthorized(_: Request, exc: Exception) -> JSONResponse:
     return problem_response(
         401, str(exc) or "a valid API key is required", headers={"WWW-Authenticate": "Bearer"}
     )
+
+
+async def _forbidden(_: Request, exc: Exception) -> JSONResponse:
+    return problem_response(403, str(exc) or "this credential may not do this")
 
 
 async def _request_validation(_: Request, exc: Exception) -> JSONResponse:
@@ -111,6 +116,7 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(InvalidRequest, _invalid_request)
     app.add_exception_handler(NotFound, _not_found)
     app.add_exception_handler(Unauthorized, _unauthorized)
+    app.add_exception_handler(Forbidden, _forbidden)
     app.add_exception_handler(RequestValidationError, _request_validation)
     app.add_exception_handler(StarletteHTTPException, _http_exception)
     for error in _INFRASTRUCTURE_ERRORS:

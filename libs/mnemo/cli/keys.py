@@ -19,6 +19,8 @@ from mnemo.cli.common import DataDirOption, ProjectOption, settings_with
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
+    from mnemo.store.keys import ApiKey
+
 T = TypeVar("T")
 
 app = typer.Typer(
@@ -76,20 +78,43 @@ def create(
             "--init", help="Create the embedded database if the data dir holds none (else refused)"
         ),
     ] = False,
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="The key may read but not write (403 on writes)")
+    ] = False,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            help="Bind the key to one user_id: it sees and writes only that user's memories "
+            "and runs (an agent on that user's device)",
+        ),
+    ] = None,
 ) -> None:
     """Create a key and print ONLY the secret on stdout (it is never shown again)."""
+    from mnemo.domain.scope import InvalidUserId, normalize_user_id
     from mnemo.store import keys
 
+    try:
+        if user is not None and normalize_user_id(user) is None:
+            raise InvalidUserId("user_id must not be blank")
+    except InvalidUserId as exc:
+        typer.echo(f"mnemo keys: --user: {exc}", err=True)
+        raise typer.Exit(code=2) from None
     owner = project or settings_with().project
     _, secret = with_database(
-        data_dir, lambda conn: keys.create(conn, owner, name, datetime.now(UTC)), init=init
+        data_dir,
+        lambda conn: keys.create(
+            conn, owner, name, datetime.now(UTC), writable=not read_only, user_id=user
+        ),
+        init=init,
     )
     typer.echo(secret)
 
 
 @app.command("list")
 def list_(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
-    """List keys: id, project, name, prefix, created, revoked."""
+    """List keys: id, project, name, prefix, created, revoked, access (rw or ro, and the
+    bound user if any)."""
     from mnemo.store import keys
 
     found = with_database(data_dir, lambda conn: keys.list_(conn, project))
@@ -97,8 +122,13 @@ def list_(project: ProjectOption = None, data_dir: DataDirOption = None) -> None
         revoked = key.revoked_at.isoformat() if key.revoked_at else "-"
         typer.echo(
             f"{key.id}\t{key.project}\t{key.name}\t{key.prefix}...\t"
-            f"{key.created_at.isoformat()}\t{revoked}"
+            f"{key.created_at.isoformat()}\t{revoked}\t{_access(key)}"
         )
+
+
+def _access(key: ApiKey) -> str:
+    access = "rw" if key.writable else "ro"
+    return access + (f" user={key.user_id}" if key.user_id else "")
 
 
 @app.command("revoke")

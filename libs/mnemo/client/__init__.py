@@ -16,6 +16,7 @@ from mnemo.client.errors import (
     MnemoConnectionError,
     MnemoError,
     NotFoundError,
+    PermissionDeniedError,
     RunTimeoutError,
     ValidationError,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "MnemoConnectionError",
     "MnemoError",
     "NotFoundError",
+    "PermissionDeniedError",
     "PreExtractedInput",
     "PreExtractedItem",
     "Provenance",

@@ -27,7 +27,15 @@ from mnemo.client.models import (
     Run,
     SearchResults,
 )
+from mnemo.core.access import visible_run
 from mnemo.core.engine import Engine
+from mnemo.domain.grants import (
+    Forbidden,
+    Grant,
+    require_project_wide,
+    require_write,
+    user_for,
+)
 from mnemo.domain.requests import GroupDocument, InvalidRequest, NotFound
 
 
@@ -41,12 +49,29 @@ def _typed_errors() -> Iterator[None]:
         raise error_for(status_of(exc), {"detail": exc.detail, "errors": errors}) from exc
     except NotFound as exc:
         raise NotFoundError(404, {"detail": str(exc)}) from exc
+    except Forbidden as exc:
+        raise error_for(403, {"detail": str(exc)}) from exc
 
 
 class _Resource:
-    def __init__(self, engine: Engine, project: str) -> None:
+    """Acts within `grant`: a read-only or user-bound credential's limits hold here too
+    (the MCP tools on /mcp call through this class)."""
+
+    def __init__(self, engine: Engine, grant: Grant) -> None:
         self._engine = engine
-        self._project = project
+        self._grant = grant
+        self._project = grant.project
+
+    def _user(self, user_id: str | None) -> str | None:
+        with _typed_errors():
+            return user_for(self._grant, user_id)
+
+    def _check(self, write: str | None = None, project_wide: str | None = None) -> None:
+        with _typed_errors():
+            if write:
+                require_write(self._grant, write)
+            if project_wide:
+                require_project_wide(self._grant, project_wide)
 
 
 class Memories(_Resource):
@@ -62,8 +87,9 @@ class Memories(_Resource):
     ) -> AddResult:
         """`idempotency_key` (mnemo extension): a repeat with the same key and input within
         the server's window returns the first add's run; nothing is processed twice."""
+        self._check(write="add memories")
         request = r.add_request(
-            input, user_id=user_id, group=group, properties=properties, root=root
+            input, user_id=self._user(user_id), group=group, properties=properties, root=root
         )
         with _typed_errors():
             run = await self._engine.add(self._project, request, idempotency_key)
@@ -81,7 +107,7 @@ class Memories(_Resource):
         as_of: datetime | None = None,
     ) -> SearchResults:
         request = r.search_request(
-            query, topics, retrieval_config, user_id=user_id, group=group, properties=properties,
+            query, topics, retrieval_config, user_id=self._user(user_id), group=group, properties=properties,
             as_of=as_of,
         )  # fmt: skip
         with _typed_errors():
@@ -104,7 +130,7 @@ class Memories(_Resource):
         `as_of` (extension): the memories as they stood then. `cursor` (extension): the
         previous page's `next_cursor`, for paging that is stable under writes."""
         request = r.list_request(
-            topics, limit, offset, user_id=user_id, group=group, properties=properties,
+            topics, limit, offset, user_id=self._user(user_id), group=group, properties=properties,
             as_of=as_of, cursor=cursor,
         )  # fmt: skip
         with _typed_errors():
@@ -116,7 +142,7 @@ class Memories(_Resource):
     ) -> Memory:
         with _typed_errors():
             return await self._engine.get_memory(
-                self._project, group or "default", user_id, memory_id
+                self._project, group or "default", self._user(user_id), memory_id
             )
 
     async def delete(
@@ -127,16 +153,17 @@ class Memories(_Resource):
         group: str | None = None,
         erase: bool = False,
     ) -> None:
+        self._check(write="delete a memory")
         remove = self._engine.erase_memory if erase else self._engine.delete_memory
         with _typed_errors():
-            await remove(self._project, group or "default", user_id, memory_id)
+            await remove(self._project, group or "default", self._user(user_id), memory_id)
 
     async def history(
         self, memory_id: str, *, user_id: str | None = None, group: str | None = None
     ) -> builtins.list[MemoryVersion]:
         with _typed_errors():
             return await self._engine.memory_history(
-                self._project, group or "default", user_id, memory_id
+                self._project, group or "default", self._user(user_id), memory_id
             )
 
     async def provenance(
@@ -144,24 +171,27 @@ class Memories(_Resource):
     ) -> Provenance:
         with _typed_errors():
             return await self._engine.memory_provenance(
-                self._project, group or "default", user_id, memory_id
+                self._project, group or "default", self._user(user_id), memory_id
             )
 
 
 class Runs(_Resource):
     async def get(self, run_id: str) -> Run:
         with _typed_errors():
-            return await self._engine.get_run(self._project, run_id)
+            return await visible_run(self._engine, self._grant, run_id)
 
     async def wait(self, run_id: str, *, timeout: float = 30.0) -> Run:
         with _typed_errors():
+            await visible_run(self._engine, self._grant, run_id)
             run = await self._engine.wait_run(self._project, run_id, timeout)
         if not run.status.terminal:
             raise RunTimeoutError(run_id, timeout)
         return run
 
     async def retry(self, run_id: str) -> Run:
+        self._check(write="retry a run")
         with _typed_errors():
+            await visible_run(self._engine, self._grant, run_id)
             return await self._engine.retry_run(self._project, run_id)
 
 
@@ -175,6 +205,7 @@ class Groups(_Resource):
             return await self._engine.group(self._project, name)
 
     async def put(self, name: str, document: dict[str, Any] | GroupDocument) -> GroupConfig:
+        self._check(write="change a group", project_wide="change a group")
         body = GroupDocument.model_validate(document).model_dump(exclude_none=True)
         with _typed_errors():
             return await self._engine.put_group(self._project, name, body)
@@ -183,16 +214,22 @@ class Groups(_Resource):
 class Users(_Resource):
     async def erase(self, user_id: str) -> int:
         with _typed_errors():
-            return (await self._engine.erase_user(self._project, user_id)).erased
+            require_write(self._grant, "erase a user")
+            user = user_for(self._grant, user_id) or user_id
+            return (await self._engine.erase_user(self._project, user)).erased
 
 
 class EngineClient:
-    """The AsyncMnemoClient API against a borrowed Engine, acting for `project`."""
+    """The AsyncMnemoClient API against a borrowed Engine, acting for `project`, or within
+    `grant` (a credential's project, read-only flag and bound user)."""
 
-    def __init__(self, engine: Engine, *, project: str | None = None) -> None:
+    def __init__(
+        self, engine: Engine, *, project: str | None = None, grant: Grant | None = None
+    ) -> None:
         self.engine = engine
-        self.project = project or engine.settings.project
-        self.memories = Memories(engine, self.project)
-        self.runs = Runs(engine, self.project)
-        self.groups = Groups(engine, self.project)
-        self.users = Users(engine, self.project)
+        self.grant = grant or Grant(project or engine.settings.project)
+        self.project = self.grant.project
+        self.memories = Memories(engine, self.grant)
+        self.runs = Runs(engine, self.grant)
+        self.groups = Groups(engine, self.grant)
+        self.users = Users(engine, self.grant)

@@ -47,6 +47,10 @@ class AuthenticationError(APIError):
     """401: missing, unknown or revoked API key."""
 
 
+class PermissionDeniedError(APIError):
+    """403: the credential is valid but may not do this (read-only, or bound to one user)."""
+
+
 class NotFoundError(APIError):
     """404: missing, or belonging to another user, group or project."""
 
@@ -78,6 +82,7 @@ class RunTimeoutError(MnemoError):
 _BY_STATUS: dict[int, type[APIError]] = {
     400: ValidationError,
     401: AuthenticationError,
+    403: PermissionDeniedError,
     404: NotFoundError,
     409: ConflictError,
     413: ValidationError,

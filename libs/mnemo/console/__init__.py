@@ -11,7 +11,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from mnemo.console import dlq, groups, health, login, memories, runs, timeline
+from mnemo.console import consent, dlq, groups, health, login, memories, runs, timeline
 from mnemo.console.errors import ConsoleRoute
 from mnemo.console.rendering import STATIC_DIR
 from mnemo.domain.requests import NotFound
@@ -26,7 +26,7 @@ def install_console(app: FastAPI) -> None:
     async def home() -> RedirectResponse:
         return RedirectResponse("/console/memories", status_code=303)
 
-    for module in (login, memories, timeline, runs, dlq, health, groups):
+    for module in (login, memories, timeline, runs, dlq, health, groups, consent):
         router.include_router(module.router)
 
     @router.get("/{unknown:path}")

@@ -17,6 +17,7 @@ from mnemo.api.deps import EngineDep, SettingsDep
 from mnemo.console.errors import ConsoleRoute
 from mnemo.console.rendering import render
 from mnemo.console.session import SessionDep
+from mnemo.domain.grants import require_project_wide
 from mnemo.domain.memory import Run
 from mnemo.domain.requests import NotFound
 from mnemo.settings import Settings
@@ -58,6 +59,7 @@ async def project_dlq(engine: EngineDep, project: str, entries: list[Any]) -> Pr
 async def dlq_page(
     request: Request, session: SessionDep, engine: EngineDep, settings: SettingsDep
 ) -> Response:
+    require_project_wide(session.access, "read the dead-letter queue")
     if settings.mode != "distributed":
         raise NotFound("the DLQ exists only in distributed mode (MNEMO_MODE=distributed)")
     error = None

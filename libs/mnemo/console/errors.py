@@ -16,6 +16,7 @@ from mnemo.api.problems import validation_errors
 from mnemo.api.statuses import status_of
 from mnemo.console.rendering import is_htmx, render
 from mnemo.console.session import LOGIN_PATH, ConsoleForbidden, LoginRequired
+from mnemo.domain.grants import Forbidden
 from mnemo.domain.requests import InvalidRequest, NotFound
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -54,6 +55,8 @@ class ConsoleRoute(APIRoute):
             except ConsoleForbidden as exc:
                 title = "Not allowed" if exc.status == 403 else "Not signed in"
                 return error_page(request, exc.status, title, [exc.message])
+            except Forbidden as exc:
+                return error_page(request, 403, "Not allowed", [str(exc)])
             except NotFound as exc:
                 return error_page(request, 404, "Not found", [str(exc) or "not found"])
             except InvalidRequest as exc:

@@ -21,6 +21,7 @@ from mnemo.console.group_editor import (
 )
 from mnemo.console.rendering import render
 from mnemo.console.session import CheckedSessionDep, ConsoleSession, SessionDep
+from mnemo.domain.grants import require_project_wide, require_write
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import InvalidRequest
 from mnemo.domain.templates import TEMPLATE_NAMES
@@ -28,6 +29,11 @@ from mnemo.domain.templates import TEMPLATE_NAMES
 router = APIRouter(route_class=ConsoleRoute)
 
 MAX_DOCUMENT_CHARS = 200_000
+
+
+def _may_change(session: ConsoleSession) -> None:
+    require_write(session.access, "change a group")
+    require_project_wide(session.access, "change a group")
 
 
 @router.get("/groups")
@@ -46,6 +52,7 @@ async def create_group(
     template: Annotated[str, Form(max_length=64)] = "default",
 ) -> Response:
     """A new group from a template, through `put_group` (then edit it on its page)."""
+    _may_change(session)
     errors: list[EditorError] = []
     existing = {g.name for g in await engine.list_groups(session.project)}
     if name in existing:
@@ -120,6 +127,7 @@ async def save_group(
     """Replace the group's configuration, only if it is still the one the editor was opened
     on (`etag`, as If-Match); on refusal the editor keeps the text and shows the errors
     beside it (and nothing is stored)."""
+    _may_change(session)
     await engine.group(session.project, name)  # 404: the editor edits existing groups
     errors, stale = await _save(engine, session, name, document, etag)
     if not errors:

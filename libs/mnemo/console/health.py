@@ -21,6 +21,7 @@ from mnemo.console.metrics_view import MetricsHistory, Snapshot, Window
 from mnemo.console.rendering import render
 from mnemo.console.sampler import metrics_history
 from mnemo.console.session import ConsoleSession, SessionDep
+from mnemo.domain.grants import require_project_wide
 
 router = APIRouter(route_class=ConsoleRoute)
 
@@ -172,10 +173,12 @@ async def health_context(request: Request, session: ConsoleSession) -> dict[str,
 
 @router.get("/health")
 async def health_page(request: Request, session: SessionDep) -> Response:
+    require_project_wide(session.access, "see the project's health")
     return render(request, "health.html", session, await health_context(request, session))
 
 
 @router.get("/health/panels")
 async def health_panels(request: Request, session: SessionDep) -> Response:
     """The panels alone: htmx polls this every POLL_SECONDS."""
+    require_project_wide(session.access, "see the project's health")
     return render(request, "_health_panels.html", session, await health_context(request, session))

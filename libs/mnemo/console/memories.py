@@ -15,6 +15,7 @@ from mnemo.console.forms import FormError, Page, blank_to_none, parse_properties
 from mnemo.console.provenance import memory_provenance
 from mnemo.console.rendering import is_htmx, render
 from mnemo.console.session import SessionDep
+from mnemo.domain.grants import user_for
 from mnemo.domain.memory import Memory
 from mnemo.domain.requests import InvalidRequest, NotFound, RetrievalConfig, SearchRequest
 
@@ -104,7 +105,7 @@ async def memories_page(
     f = MemoryFilters(
         group=group,
         topic=blank_to_none(topic),
-        user=blank_to_none(user),
+        user=user_for(session.access, blank_to_none(user)),
         properties=properties,
         q=blank_to_none(q),
         mode=mode,
@@ -140,7 +141,7 @@ async def memory_page(
     group: Annotated[str, Query(max_length=64)] = "default",
     user: Annotated[str | None, Query(max_length=256)] = None,
 ) -> Response:
-    user = blank_to_none(user)
+    user = user_for(session.access, blank_to_none(user))
     project = session.project
     provenance = await memory_provenance(engine, project, group, user, memory_id)  # 404 if unseen
     try:

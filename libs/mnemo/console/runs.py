@@ -14,6 +14,8 @@ from mnemo.console.errors import ConsoleRoute
 from mnemo.console.forms import FormError, blank_to_none, decode_cursor, encode_cursor
 from mnemo.console.rendering import is_htmx, render
 from mnemo.console.session import CheckedSessionDep, ConsoleSession, SessionDep
+from mnemo.core.access import visible_run
+from mnemo.domain.grants import require_write, user_for
 from mnemo.domain.memory import Run, RunState
 from mnemo.domain.requests import InvalidRequest
 
@@ -50,7 +52,7 @@ async def runs_page(
         found = await engine.list_runs(
             session.project,
             status=state,
-            user_id=blank_to_none(user),
+            user_id=user_for(session.access, blank_to_none(user)),
             before=cursor,
             limit=PAGE_SIZE + 1,
         )
@@ -74,7 +76,7 @@ async def runs_page(
 async def _run_context(
     engine: EngineDep, session: ConsoleSession, run_id: str
 ) -> dict[str, object]:
-    run = await engine.get_run(session.project, run_id)  # 404 outside the project
+    run = await visible_run(engine, session.access, run_id)  # 404 outside project or user
     submitted = await engine.run_input(session.project, run_id)
     return {"run": run, "submitted": submitted}
 
@@ -102,6 +104,8 @@ async def retry_run(
     request: Request, run_id: RunId, session: CheckedSessionDep, engine: EngineDep
 ) -> Response:
     """Re-drive a failed run through the same engine call as `POST /v1/runs/{id}/retry`."""
+    require_write(session.access, "retry a run")
+    await visible_run(engine, session.access, run_id)
     try:
         await engine.retry_run(session.project, run_id)
     except InvalidRequest as exc:

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from fastapi import Depends, Request, Response
 
 from mnemo.api.deps import EngineDep, SettingsDep
+from mnemo.domain.grants import Grant
 
 KEY_COOKIE = "mnemo_console_key"
 CSRF_COOKIE = "mnemo_console_csrf"
@@ -56,6 +57,12 @@ class ConsoleSession:
     csrf_token: str
     # True when the CSRF cookie is new and the response must set it.
     new_csrf: bool
+    # What the key may do (read-only, bound to one user): pages show and do only that.
+    grant: Grant | None = None
+
+    @property
+    def access(self) -> Grant:
+        return self.grant or Grant(self.project)
 
 
 def csrf_token_of(request: Request) -> tuple[str, bool]:
@@ -93,17 +100,17 @@ async def console_session(
         return ConsoleSession(settings.project, "open", token, new)
     bearer = _bearer(request)
     if bearer is not None:
-        project = await engine.project_for_key(bearer) if bearer else None
-        if project is None:
+        grant = await engine.grant_for_key(bearer) if bearer else None
+        if grant is None:
             raise ConsoleForbidden(401, "invalid or revoked API key")
-        return ConsoleSession(project, "bearer", token, new)
+        return ConsoleSession(grant.project, "bearer", token, new, grant)
     key = request.cookies.get(KEY_COOKIE)
     if not key:
         raise LoginRequired(_here(request))
-    project = await engine.project_for_key(key)
-    if project is None:
+    grant = await engine.grant_for_key(key)
+    if grant is None:
         raise LoginRequired(_here(request), "your key is no longer valid; log in again")
-    return ConsoleSession(project, "cookie", token, new)
+    return ConsoleSession(grant.project, "cookie", token, new, grant)
 
 
 SessionDep = Annotated[ConsoleSession, Depends(console_session)]

@@ -20,6 +20,7 @@ from mnemo.console.errors import ConsoleRoute
 from mnemo.console.forms import blank_to_none
 from mnemo.console.rendering import render
 from mnemo.console.session import SessionDep
+from mnemo.domain.grants import user_for
 from mnemo.domain.provenance import Provenance, VersionProvenance
 from mnemo.domain.requests import NotFound
 
@@ -202,7 +203,7 @@ async def timeline_page(
     group: Annotated[str, Query(max_length=64)] = "default",
     user: Annotated[str | None, Query(max_length=256)] = None,
 ) -> Response:
-    user = blank_to_none(user)
+    user = user_for(session.access, blank_to_none(user))
     groups = await engine.list_groups(session.project)
     lanes: list[Lane] = []
     total = 0

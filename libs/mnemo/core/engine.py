@@ -35,6 +35,7 @@ from mnemo.core.supersession import current_first, with_successors
 from mnemo.core.transport import RunTransport
 from mnemo.deps import Deps
 from mnemo.domain.erasure import ErasureReport
+from mnemo.domain.grants import Grant
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.memory import Memory, MemoryVersion, Run
 from mnemo.domain.paging import ListCursor, MemoryListing, selection_digest
@@ -315,8 +316,10 @@ class Engine(EngineAdds, EngineConsoleReads):
         return await self._read_owned(browse_store.run_ids, project, group, user_id, memory_id)
 
     # -- API keys -----------------------------------------------------------------------
-    async def create_key(self, project: str, name: str) -> tuple[keys.ApiKey, str]:
-        return await self.key_ring.create(project, name)
+    async def create_key(
+        self, project: str, name: str, *, writable: bool = True, user_id: str | None = None
+    ) -> tuple[keys.ApiKey, str]:
+        return await self.key_ring.create(project, name, writable=writable, user_id=user_id)
 
     async def list_keys(self, project: str | None = None) -> list[keys.ApiKey]:
         return await self.key_ring.list(project)
@@ -327,6 +330,10 @@ class Engine(EngineAdds, EngineConsoleReads):
     async def project_for_key(self, secret: str) -> str | None:
         """The key's project, or None (cached briefly: `core.keyring`)."""
         return await self.key_ring.project_for(secret)
+
+    async def grant_for_key(self, secret: str) -> Grant | None:
+        """What the key may do (project, read-only, bound user), or None (cached)."""
+        return await self.key_ring.grant_for(secret)
 
     @property
     def db(self) -> AsyncEngine:

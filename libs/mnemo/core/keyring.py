@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.clock import Clock
 from mnemo.core.ttl_cache import TTLCache
+from mnemo.domain.grants import Grant
 from mnemo.store import keys
 
 KEY_CACHE_SECONDS = 5.0
@@ -23,16 +24,20 @@ MAX_KNOWN_KEYS = 10_000
 class KeyRing:
     db: AsyncEngine
     clock: Clock
-    _cache: TTLCache[str, str | None] = field(default_factory=lambda: TTLCache(KEY_CACHE_SECONDS))
+    _cache: TTLCache[str, Grant | None] = field(default_factory=lambda: TTLCache(KEY_CACHE_SECONDS))
     _valid: set[str] = field(default_factory=set)  # digests valid at their last lookup
     _unknown: asyncio.Semaphore = field(
         default_factory=lambda: asyncio.Semaphore(UNKNOWN_KEY_LOOKUPS)
     )
 
-    async def create(self, project: str, name: str) -> tuple[keys.ApiKey, str]:
+    async def create(
+        self, project: str, name: str, *, writable: bool = True, user_id: str | None = None
+    ) -> tuple[keys.ApiKey, str]:
         """The stored key and its secret (shown once, never stored)."""
         async with self.db.begin() as conn:
-            return await keys.create(conn, project, name, self.clock.now())
+            return await keys.create(
+                conn, project, name, self.clock.now(), writable=writable, user_id=user_id
+            )
 
     async def list(self, project: str | None = None) -> list[keys.ApiKey]:
         async with self.db.connect() as conn:
@@ -45,11 +50,15 @@ class KeyRing:
         return revoked
 
     async def project_for(self, secret: str) -> str | None:
-        """The key's project, or None. Answers are cached for KEY_CACHE_SECONDS, so a key
+        grant = await self.grant_for(secret)
+        return None if grant is None else grant.project
+
+    async def grant_for(self, secret: str) -> Grant | None:
+        """What the key may do, or None. Answers are cached for KEY_CACHE_SECONDS, so a key
         revoked by another process stops working within that time (at once in this one)."""
         digest = keys.hash_key(secret)
 
-        async def lookup() -> str | None:
+        async def lookup() -> Grant | None:
             if digest in self._valid:
                 return await self._read(secret, digest)
             async with self._unknown:
@@ -57,13 +66,13 @@ class KeyRing:
 
         return await self._cache.get(digest, lookup)
 
-    async def _read(self, secret: str, digest: str) -> str | None:
+    async def _read(self, secret: str, digest: str) -> Grant | None:
         async with self.db.connect() as conn:
-            project = await keys.project_for(conn, secret)
-        if project is None:
+            grant = await keys.grant_for(conn, secret)
+        if grant is None:
             self._valid.discard(digest)
         else:
             if len(self._valid) >= MAX_KNOWN_KEYS:
                 self._valid.clear()  # bounded; a cleared key only waits its turn once
             self._valid.add(digest)
-        return project
+        return grant

@@ -15,6 +15,7 @@ from mnemo.api.host_guard import LOOPBACK_HOSTS, LoopbackHostOnly
 from mnemo.api.inflight import InFlightLimit
 from mnemo.api.json_guard import JsonGuard
 from mnemo.api.limits import BodySizeLimit
+from mnemo.api.oauth.resource import Credentials, oauth_routes
 from mnemo.api.problems import install_problem_handlers
 from mnemo.api.routes import auth, groups, health, memories, runs, status, transfer, users
 from mnemo.api.streams import StreamPool
@@ -94,7 +95,10 @@ def create_app(
         app.include_router(module.router)
     install_console(app)
     install_api_docs(app)
-    mcp = McpEndpoint(settings, lambda: app.state.engine)
+    credentials = Credentials(settings, lambda: app.state.engine)
+    app.state.credentials = credentials
+    app.router.routes.extend(oauth_routes(settings, credentials))
+    mcp = McpEndpoint(settings, lambda: app.state.engine, credentials)
     # A plain Route: an ASGI endpoint, outside FastAPI's validation and OpenAPI schema.
     app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))
     install_problem_handlers(app)
@@ -111,7 +115,7 @@ def create_app(
         total=settings.max_streams,
         idle_seconds=settings.stream_idle_seconds,
     )
-    app.add_middleware(Authenticate, settings=settings, engine=lambda: app.state.engine)
+    app.add_middleware(Authenticate, settings=settings, credentials=lambda: credentials)
     if settings.auth_disabled:
         app.add_middleware(LoopbackHostOnly, configured_host=settings.host)
     app.add_middleware(TraceContext)

@@ -1,7 +1,8 @@
 """Streamable HTTP on the gateway at `/mcp`, behind the same API keys as the REST routes.
 
-Every request is authenticated like a REST call (a missing, unknown or revoked key gets a
-401 problem); its tools then act on the key's project through an `EngineClient` on the
+Every request is authenticated like a REST call (a missing, unknown or revoked key or
+OAuth token gets a 401 problem whose WWW-Authenticate names the Protected Resource
+Metadata when OAuth is configured); its tools then act within the credential's grant through an `EngineClient` on the
 gateway's Engine, the facade the REST routes call. The SDK runs stateless: each request
 stands alone, so any gateway process can answer any request and none keeps session state.
 """
@@ -17,9 +18,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import HTTPConnection
 from starlette.types import Receive, Scope, Send
 
-from mnemo.api.deps import project_of_connection
+from mnemo.api.deps import grant_of_connection
+from mnemo.api.oauth.resource import Credentials
 from mnemo.api.problems import Unauthorized, problem_response
 from mnemo.client.engine_client import EngineClient
+from mnemo.domain.grants import Grant
 from mnemo.mcp.server import build_server
 
 if TYPE_CHECKING:
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
     from mnemo.settings import Settings
 
 PATH = "/mcp"
-_PROJECT = "mnemo.project"  # ASGI scope key: the project of the request's key
+_GRANT = "mnemo.mcp.grant"  # ASGI scope key: what the request's credential may do
 
 
 def _rebinding_checks(settings: Settings) -> TransportSecuritySettings | None:
@@ -42,9 +45,15 @@ def _rebinding_checks(settings: Settings) -> TransportSecuritySettings | None:
 class McpEndpoint:
     """The ASGI app mounted at PATH; `running()` belongs in the gateway's lifespan."""
 
-    def __init__(self, settings: Settings, engine: Callable[[], Engine]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        engine: Callable[[], Engine],
+        credentials: Credentials | None = None,
+    ) -> None:
         self._settings = settings
         self._engine = engine
+        self._credentials = credentials or Credentials(settings, engine)
         server = build_server(self._client_for)
         # Builds the SDK's session manager; its own Starlette app is not used.
         server.streamable_http_app(
@@ -59,18 +68,19 @@ class McpEndpoint:
         return self._sessions.run()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        connection = HTTPConnection(scope)
         try:
-            project = await project_of_connection(
-                HTTPConnection(scope), self._engine(), self._settings
-            )
+            grant = await grant_of_connection(connection, self._settings, self._credentials)
         except Unauthorized as exc:
-            refusal = problem_response(401, str(exc), headers={"WWW-Authenticate": "Bearer"})
+            challenge = self._credentials.challenge("invalid_token")
+            refusal = problem_response(401, str(exc), headers={"WWW-Authenticate": challenge})
             await refusal(scope, receive, send)
             return
-        await self._sessions.handle_request({**scope, _PROJECT: project}, receive, send)
+        await self._sessions.handle_request({**scope, _GRANT: grant}, receive, send)
 
     def _client_for(self, ctx: ServerRequestContext[Any, Any]) -> EngineClient:
         request = ctx.request
-        if request is None or _PROJECT not in request.scope:
+        if request is None or _GRANT not in request.scope:
             raise RuntimeError("an MCP request reached mnemo without passing its key check")
-        return EngineClient(self._engine(), project=request.scope[_PROJECT])
+        grant: Grant = request.scope[_GRANT]
+        return EngineClient(self._engine(), grant=grant)

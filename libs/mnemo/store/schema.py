@@ -45,6 +45,36 @@ api_keys = Table(
     Column("prefix", String, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True)),
+    Column("writable", Boolean, nullable=False, server_default="true"),
+    Column("user_id", String),  # bound to one user (compared form); None: every user
+)
+
+oauth_clients = Table(
+    "oauth_clients",
+    metadata,
+    Column("client_id", String, primary_key=True),
+    Column("info", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# The built-in OAuth server's consents, codes and tokens, by SHA-256 of their secret.
+oauth_tokens = Table(
+    "oauth_tokens",
+    metadata,
+    Column("token_hash", String, primary_key=True),
+    Column("kind", String, nullable=False),
+    Column("client_id", String, nullable=False),
+    Column("family", String, nullable=False),
+    Column("project", String),
+    Column("writable", Boolean, nullable=False, server_default="false"),
+    Column("user_id", String),
+    Column("scopes", ARRAY(String), nullable=False),
+    Column("resource", String),
+    Column("data", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("used_at", DateTime(timezone=True)),
+    Index("oauth_tokens_family", "family"),
 )
 
 groups = Table(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from mnemo.api.deps import ProjectDep
+from mnemo.api.deps import GrantDep
 
 router = APIRouter(prefix="/v1/auth", tags=["auth"])
 
 
 @router.get("/verify", status_code=204, response_class=Response)
-async def verify_key(project: ProjectDep) -> Response:
+async def verify_key(grant: GrantDep) -> Response:
     """204 when the bearer key is valid, 401 otherwise."""
-    del project
+    del grant
     return Response(status_code=204)

@@ -6,10 +6,17 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Response
 
-from mnemo.api.deps import EngineDep, ProjectDep
+from mnemo.api.deps import EngineDep, GrantDep
 from mnemo.api.schemas import ConsolidationStatus, GroupList, GroupSummary
+from mnemo.domain.grants import Grant, require_project_wide, require_write
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import GroupDocument
+
+
+def _may_change(grant: Grant) -> None:
+    require_write(grant, "change a group")
+    require_project_wide(grant, "change a group")
+
 
 router = APIRouter(prefix="/v1/groups", tags=["groups"])
 
@@ -17,27 +24,27 @@ GroupName = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-\.]{0,63}$")]
 
 
 @router.get("", response_model=GroupList)
-async def list_groups(engine: EngineDep, project: ProjectDep) -> GroupList:
+async def list_groups(engine: EngineDep, grant: GrantDep) -> GroupList:
     """The project's groups and their topics (the `default` group always exists)."""
-    groups = await engine.list_groups(project)
+    groups = await engine.list_groups(grant.project)
     return GroupList(groups=[GroupSummary.of(g) for g in groups])
 
 
 @router.get("/by-name", response_model=GroupSummary)
 async def group_by_name(
-    engine: EngineDep, project: ProjectDep, name: Annotated[str, Query(min_length=1)]
+    engine: EngineDep, grant: GrantDep, name: Annotated[str, Query(min_length=1)]
 ) -> GroupSummary:
     """One group as `GET /v1/groups` shows it, by name (Engram's SDK looks groups up so)."""
-    return GroupSummary.of(await engine.group(project, name))
+    return GroupSummary.of(await engine.group(grant.project, name))
 
 
 @router.get("/{name}", response_model=GroupConfig, tags=["mnemo extensions"])
 async def get_group(
-    name: GroupName, engine: EngineDep, project: ProjectDep, response: Response
+    name: GroupName, engine: EngineDep, grant: GrantDep, response: Response
 ) -> GroupConfig:
     """mnemo extension: a group's full configuration, pipeline included. Its `ETag` goes
     into `If-Match` on a later PUT to refuse the save if someone changed it meanwhile."""
-    group = await engine.group(project, name)
+    group = await engine.group(grant.project, name)
     response.headers["ETag"] = group.etag()
     return group
 
@@ -47,7 +54,7 @@ async def put_group(
     name: GroupName,
     body: GroupDocument,
     engine: EngineDep,
-    project: ProjectDep,
+    grant: GrantDep,
     response: Response,
     if_match: Annotated[str | None, Header(max_length=1024)] = None,
 ) -> GroupConfig:
@@ -57,7 +64,8 @@ async def put_group(
     a GET, or `*`), the group is replaced only if it is still stored as read: otherwise 412
     and nothing is stored. Without it the last write wins, as Engram clients expect.
     """
-    group = await engine.put_group(project, name, body.as_document(), if_match)
+    _may_change(grant)
+    group = await engine.put_group(grant.project, name, body.as_document(), if_match)
     response.headers["ETag"] = group.etag()
     return group
 
@@ -66,22 +74,24 @@ async def put_group(
 async def delete_group(
     name: GroupName,
     engine: EngineDep,
-    project: ProjectDep,
+    grant: GrantDep,
     force: Annotated[bool, Query(description="Delete the group's memories with it")] = False,
 ) -> dict[str, object]:
     """mnemo extension: remove a group. Refused (409) while it holds memories, unless
     `?force=true`, which removes them with it. `default` comes back from the template on
     its next use."""
-    deleted = await engine.delete_group(project, name, force)
+    _may_change(grant)
+    deleted = await engine.delete_group(grant.project, name, force)
     return {"group": name, "deleted": True, "memories_deleted": deleted}
 
 
 @router.get("/{name}/consolidation", response_model=ConsolidationStatus, tags=["mnemo extensions"])
 async def consolidation_status(
-    name: GroupName, engine: EngineDep, project: ProjectDep
+    name: GroupName, engine: EngineDep, grant: GrantDep
 ) -> ConsolidationStatus:
     """mnemo extension: the group's consolidation scopes and their trigger state."""
-    scopes = await engine.consolidation_scopes(project, name)
+    require_project_wide(grant, "read consolidation status")
+    scopes = await engine.consolidation_scopes(grant.project, name)
     return ConsolidationStatus.model_validate(
         {"group": name, "scopes": scopes}, from_attributes=True
     )

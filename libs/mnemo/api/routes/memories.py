@@ -9,7 +9,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import AfterValidator
 
-from mnemo.api.deps import EngineDep, ProjectDep
+from mnemo.api.deps import EngineDep, GrantDep
 from mnemo.api.engram_releases import wrapped, wraps_search_results
 from mnemo.api.schemas import (
     AddBody,
@@ -21,6 +21,7 @@ from mnemo.api.schemas import (
     MemorySources,
     ProvenanceOut,
 )
+from mnemo.domain.grants import require_write, user_for
 from mnemo.domain.idempotency import HEADER, KEY_CHARS, KEY_PATTERN
 from mnemo.domain.limits import USER_ID_CHARS
 from mnemo.domain.requests import SearchRequest
@@ -55,12 +56,13 @@ IdempotencyKeyHeader = Annotated[
 async def add_memories(
     body: AddBody,
     engine: EngineDep,
-    project: ProjectDep,
+    grant: GrantDep,
     response: Response,
     idempotency_key: IdempotencyKeyHeader = None,
 ) -> AddResponse:
     """Record an add durably and start its pipeline run; poll the run for results."""
-    admission = await engine.admit(project, body, idempotency_key)
+    body = body.model_copy(update={"user_id": user_for(grant, body.user_id)})
+    admission = await engine.admit(grant.project, body, idempotency_key)
     if admission.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     run = admission.run
@@ -69,10 +71,11 @@ async def add_memories(
 
 @router.post("/search", response_model=MemoryPage, response_model_exclude_none=True)
 async def search_memories(
-    body: SearchRequest, engine: EngineDep, project: ProjectDep, request: Request
+    body: SearchRequest, engine: EngineDep, grant: GrantDep, request: Request
 ) -> MemoryPage | JSONResponse:
     """Vector, BM25, hybrid or fetch retrieval over the selected topics, with scores."""
-    found = await engine.search(project, body)
+    body = body.model_copy(update={"user_id": user_for(grant, body.user_id)})
+    found = await engine.search(grant.project, body)
     page = MemoryPage.model_validate({"memories": found, "total": len(found)}, from_attributes=True)
     if wraps_search_results(request.headers.get("user-agent")):
         return JSONResponse(wrapped(page.model_dump(mode="json", exclude_none=True)))
@@ -80,12 +83,13 @@ async def search_memories(
 
 
 @router.post("/list", response_model=MemoryPage, response_model_exclude_none=True)
-async def list_memories(body: ListBody, engine: EngineDep, project: ProjectDep) -> MemoryPage:
+async def list_memories(body: ListBody, engine: EngineDep, grant: GrantDep) -> MemoryPage:
     """List memories without a query, newest first; `total` counts all matches. Filters as in
     search: `topics` (with per-topic `properties`), `user_id`, `properties`, `limit`.
     mnemo extensions: `next_cursor` out and `cursor` in page through every match, stable
     under concurrent writes; `offset`; `as_of`."""
-    page = await engine.list_page(project, body)
+    body = body.model_copy(update={"user_id": user_for(grant, body.user_id)})
+    page = await engine.list_page(grant.project, body)
     return MemoryPage.model_validate(
         {"memories": page.memories, "total": page.total, "next_cursor": page.next_cursor},
         from_attributes=True,
@@ -96,13 +100,15 @@ async def list_memories(body: ListBody, engine: EngineDep, project: ProjectDep) 
 async def get_memory(
     memory_id: str,
     engine: EngineDep,
-    project: ProjectDep,
+    grant: GrantDep,
     user_id: UserQuery = None,
     group: GroupQuery = None,
 ) -> MemoryOut:
     """One memory. Memories of other users, groups or projects are reported as 404, as
     missing ones are; a `user_id` the project has never seen is Engram's 422."""
-    memory = await engine.get_memory(project, group or "default", user_id, memory_id)
+    memory = await engine.get_memory(
+        grant.project, group or "default", user_for(grant, user_id), memory_id
+    )
     return MemoryOut.model_validate(memory, from_attributes=True)
 
 
@@ -110,7 +116,7 @@ async def get_memory(
 async def delete_memory(
     memory_id: str,
     engine: EngineDep,
-    project: ProjectDep,
+    grant: GrantDep,
     user_id: UserQuery = None,
     group: GroupQuery = None,
     erase: Annotated[
@@ -120,8 +126,9 @@ async def delete_memory(
 ) -> Response:
     """Delete a memory (kept in history); with `?erase=true` remove every trace of it.
     404 and 422 as for reading it."""
+    require_write(grant, "delete a memory")
     remove = engine.erase_memory if erase else engine.delete_memory
-    await remove(project, group or "default", user_id, memory_id)
+    await remove(grant.project, group or "default", user_for(grant, user_id), memory_id)
     return Response(status_code=204)
 
 
@@ -134,12 +141,14 @@ async def delete_memory(
 async def memory_history(
     memory_id: str,
     engine: EngineDep,
-    project: ProjectDep,
+    grant: GrantDep,
     user_id: UserQuery = None,
     group: GroupQuery = None,
 ) -> MemoryHistory:
     """mnemo extension: the prior versions of a memory with the runs that changed them."""
-    versions = await engine.memory_history(project, group or "default", user_id, memory_id)
+    versions = await engine.memory_history(
+        grant.project, group or "default", user_for(grant, user_id), memory_id
+    )
     return MemoryHistory.model_validate(
         {"memory_id": memory_id, "versions": versions}, from_attributes=True
     )
@@ -154,13 +163,15 @@ async def memory_history(
 async def memory_provenance(
     memory_id: str,
     engine: EngineDep,
-    project: ProjectDep,
+    grant: GrantDep,
     user_id: UserQuery = None,
     group: GroupQuery = None,
 ) -> ProvenanceOut:
     """mnemo extension: every version of a memory with the run that wrote it (operation,
     event times, the run's raw input while retained). 404 as for reading the memory."""
-    found = await engine.memory_provenance(project, group or "default", user_id, memory_id)
+    found = await engine.memory_provenance(
+        grant.project, group or "default", user_for(grant, user_id), memory_id
+    )
     return ProvenanceOut.model_validate(found, from_attributes=True)
 
 
@@ -173,14 +184,16 @@ async def memory_provenance(
 async def memory_sources(
     memory_id: str,
     engine: EngineDep,
-    project: ProjectDep,
+    grant: GrantDep,
     user_id: UserQuery = None,
     group: GroupQuery = None,
 ) -> MemorySources:
     """mnemo extension: the episodes a consolidated rule rests on, oldest first, whatever
     their status (consolidated, active or deleted by the source policy); empty for a memory
     that is not a rule."""
-    found = await engine.memory_sources(project, group or "default", user_id, memory_id)
+    found = await engine.memory_sources(
+        grant.project, group or "default", user_for(grant, user_id), memory_id
+    )
     return MemorySources.model_validate(
         {"memory_id": memory_id, "sources": found}, from_attributes=True
     )

@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from mnemo.api.deps import EngineDep, ProjectDep
+from mnemo.api.deps import EngineDep, GrantDep
 from mnemo.core.export import export_lines
 from mnemo.core.imports import import_batch
+from mnemo.domain.grants import Grant, require_project_wide, require_write
 from mnemo.domain.transfer import ID_CHARS, ImportBatch, ImportReport
 
 router = APIRouter(prefix="/v1", tags=["mnemo extensions"])
@@ -19,7 +20,7 @@ NDJSON = "application/x-ndjson"
 @router.get("/export", response_class=StreamingResponse, responses={200: {"content": {NDJSON: {}}}})
 async def export_project(
     engine: EngineDep,
-    project: ProjectDep,
+    grant: GrantDep,
     after: Annotated[
         str | None,
         Query(max_length=ID_CHARS, description="Resume after this memory id (the last written)"),
@@ -32,14 +33,21 @@ async def export_project(
     configuration, each `memory` (all users, topics and statuses) with its versions, event
     and system times and vector, in id order, then an `end` line. `mnemo export` writes it
     to a file, resumably."""
-    lines = export_lines(engine, project, after, vectors)
+    require_project_wide(grant, "export the project")
+    lines = export_lines(engine, grant.project, after, vectors)
     return StreamingResponse(lines, media_type=NDJSON)
 
 
 @router.post("/import", response_model=ImportReport)
-async def import_project(body: ImportBatch, engine: EngineDep, project: ProjectDep) -> ImportReport:
+async def import_project(body: ImportBatch, engine: EngineDep, grant: GrantDep) -> ImportReport:
     """Write exported groups (created or replaced) and memories (created or replaced, same
     ids and times, nothing extracted again) into the key's project. Vectors are kept when
     `embedding` names this server's model, computed otherwise. Importing a batch twice
     leaves the same state. `mnemo import --memories FILE` sends an export in batches."""
-    return await import_batch(engine, project, body)
+    _may_import(grant)
+    return await import_batch(engine, grant.project, body)
+
+
+def _may_import(grant: Grant) -> None:
+    require_write(grant, "import")
+    require_project_wide(grant, "import")
