@@ -23,6 +23,7 @@ from mnemo.kafka.channels import changelog_configs
 from mnemo.kafka.metrics import BUFFERED_RUNS
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.sweeps import SweepSchedule
+from mnemo.kafka.timers import guarded
 from mnemo.stages import buffer as stage
 from mnemo.stages.buffer import BufferState
 from mnemo.store import erasure, tombstones
@@ -115,6 +116,7 @@ def publish_ticks(app: faust.App, rt: Runtime, ticks_topic: str, every_seconds: 
     triggers are checked inside the stream of the partition whose table they change."""
 
     @app.timer(every_seconds)
+    @guarded(f"{rt.service}: tick timer", rt.ks.transient_backoff_seconds)
     async def tick() -> None:
         owned = {tp.partition for tp in app.consumer.assignment() if tp.topic == ticks_topic}
         for partition in sorted(owned):

@@ -4,7 +4,8 @@ triggers fire. The committer owns commits, so passes write through the same path
 
 Every committer replica's timer looks at every waiting scope; a check it published a moment
 ago is not published again within two ticks, and a duplicate that slips through finds its
-trigger no longer due.
+trigger no longer due. The timer backs off while Postgres or the broker is down
+(`mnemo.kafka.timers`) instead of ending the service.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mnemo.events.codec import decode
 from mnemo.events.consolidation import ConsolidationCheck
 from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.timers import guarded
 from mnemo.stages.consolidate import consolidate_stage, due_checks
 from mnemo.stages.routing import Emit
 
@@ -37,6 +39,7 @@ def attach_consolidation(app: faust.App, rt: Runtime) -> None:
         await consume(rt, stream, lambda incoming: (work, True))
 
     @app.timer(every)
+    @guarded(f"{rt.service}: consolidation timer", rt.ks.transient_backoff_seconds)
     async def consolidation_tick() -> None:
         now = time.monotonic()
         for key, at in list(published.items()):

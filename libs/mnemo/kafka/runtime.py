@@ -20,6 +20,7 @@ from mnemo.core.heartbeat import HeartbeatWriter
 from mnemo.events.channels import ChannelKind
 from mnemo.events.codec import encode
 from mnemo.kafka.channels import channel_names, wanted
+from mnemo.kafka.timers import guarded
 from mnemo.settings import Settings
 from mnemo.stages.routing import Emit
 from mnemo.steps.base import Deps
@@ -60,7 +61,8 @@ class Runtime:
         self._database: Database | None = None
         self._lock = asyncio.Lock()
         self._heartbeat: HeartbeatWriter | None = None
-        app.timer(settings.heartbeat_seconds)(self.beat)
+        beat = guarded(f"{service}: heartbeat timer", self.ks.transient_backoff_seconds)(self.beat)
+        app.timer(settings.heartbeat_seconds)(beat)
 
     async def beat(self) -> None:
         """Record this service's heartbeat (what the gateway's /readyz reads)."""

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from mnemo.core.erasure import finish_pending_erasures
 from mnemo.core.retention import forget_expired_keys, sweep_expired
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.timers import guarded
 from mnemo.store import tombstones
 
 log = logging.getLogger(__name__)
@@ -70,9 +71,11 @@ def sweep_retention_periodically(app: faust.App, rt: Runtime) -> None:
             log.warning("%s: retention sweep failed (%s)", rt.service, exc)
 
     @app.task
+    @guarded(f"{rt.service}: retention sweep at start", rt.ks.transient_backoff_seconds)
     async def sweep_at_start() -> None:
         await sweep()
 
     @app.timer(rt.settings.retention_sweep_seconds)
+    @guarded(f"{rt.service}: retention timer", rt.ks.transient_backoff_seconds)
     async def sweep_retention() -> None:
         await sweep()
