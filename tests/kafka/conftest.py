@@ -30,6 +30,11 @@ BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS") or (
     f"127.0.0.1:{os.environ.get('KAFKA_PORT', '9092')}"
 )
 
+# On the 3-broker cluster (scripts/test.sh's cluster phase, KAFKA_BROKERS=3) the topics are
+# replicated as production's: 3 replicas, 2 in sync for an acknowledgement.
+BROKERS = int(os.environ.get("KAFKA_BROKERS", "1"))
+REPLICATION, MIN_INSYNC = (3, 2) if BROKERS >= 3 else (1, 1)
+
 GROUP = {
     "topics": [
         {"name": "Facts", "description": "Facts about the user.", "scoping": {"user_scoped": True}},
@@ -105,6 +110,8 @@ async def cluster(
         partitions=4,
         produce_timeout_seconds=5,
         lag_interval_seconds=1,
+        replication_factor=REPLICATION,
+        min_insync_replicas=MIN_INSYNC,
     )
     settings = Settings(
         database_url=database_url, data_dir=data_dir, embedding_provider="hash",
@@ -116,6 +123,8 @@ async def cluster(
     engine = await start_engine(settings, llm=llm, embedder=HashEmbedder())
     env = stage_env(database_url, kafka_llm.base_url, kafka_prefix, data_dir)
     env["MNEMO_KAFKA_BOOTSTRAP_SERVERS"] = BOOTSTRAP
+    env["MNEMO_KAFKA_REPLICATION_FACTOR"] = str(REPLICATION)
+    env["MNEMO_KAFKA_MIN_INSYNC_REPLICAS"] = str(MIN_INSYNC)
     env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = otlp.endpoint
     env["OTEL_BSP_SCHEDULE_DELAY"] = "100"  # export within 0.1 s
     services = {name: Service(name, env, data_dir) for name in STAGES}
