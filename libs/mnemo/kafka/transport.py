@@ -125,6 +125,7 @@ class KafkaTransport:
     async def _replace_producer(self, broken: AIOKafkaProducer, exc: BaseException) -> None:
         """A new producer for one the broker refuses (only once per broken producer: the
         adds failing together share the replacement)."""
+        stop = broken.stop
         async with self._producer_lock:
             if self._producer is not broken:
                 return
@@ -135,7 +136,7 @@ class KafkaTransport:
             try:
                 await self.start_producer()
             finally:
-                stopping = asyncio.ensure_future(broken.stop())  # its batches may wait long
+                stopping = asyncio.ensure_future(stop())  # its batches may wait long
                 stopping.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def check(self) -> str | None:
@@ -156,6 +157,10 @@ class KafkaTransport:
         except Exception as exc:
             return f"broker unreachable ({describe(exc, 200)})"
         return None
+
+    def lag_problem(self) -> str | None:
+        """Why the exported consumer lag is not current (an advisory readiness check)."""
+        return self._lag.stale()
 
     async def backlog(self) -> list[Backlog]:
         """Per consumed channel: records its stage has not consumed, and the oldest's age."""
