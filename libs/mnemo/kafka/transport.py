@@ -45,6 +45,8 @@ from mnemo.events.codec import encode
 from mnemo.events.raw import RawEvent
 from mnemo.kafka.backlog import KafkaBacklog, consumers
 from mnemo.kafka.channels import channel_names, ensure_channels
+from mnemo.kafka.installation import HEADER as INSTALLATION_HEADER
+from mnemo.kafka.installation import claim_for_gateway
 from mnemo.kafka.lag import LagMonitor, stage_groups
 from mnemo.kafka.reader import partitions
 from mnemo.settings import SERVICES, KafkaSettings
@@ -95,6 +97,7 @@ class KafkaTransport:
         self._producer: AIOKafkaProducer | None = None
         self._producer_lock = asyncio.Lock()
         # Why the last add was refused, until an add is acknowledged again.
+        self.installation_id: str | None = None  # set by `start`
         self.refusing: str | None = None
         self._refused_at = float("-inf")
         self.producer_restarts = 0
@@ -106,6 +109,8 @@ class KafkaTransport:
         """Connect the producer (the channels' topics are created if missing) and start
         measuring every stage's consumer lag (`mnemo.kafka.lag`)."""
         await ensure_channels(self.ks)
+        # The database is this installation's, for these topics (mnemo.kafka.installation).
+        self.installation_id = await claim_for_gateway(self.db, self.ks)
         await self.start_producer()
         self._lag_task = asyncio.create_task(self._lag.run(self.ks.lag_interval_seconds))
 
@@ -267,13 +272,20 @@ class KafkaTransport:
             assert self._producer is not None
             return self._producer
 
+    def _headers(self, record: RunRecord) -> list[tuple[str, bytes]]:
+        """The run's trace, and the installation the stages check it against."""
+        headers = spans.to_headers(record.trace)
+        if self.installation_id is not None:
+            headers.append((INSTALLATION_HEADER, self.installation_id.encode()))
+        return headers
+
     async def _send(self, producer: AIOKafkaProducer, record: RunRecord) -> None:
         send = asyncio.ensure_future(
             producer.send_and_wait(
                 self.raw_topic,
                 encode(raw_event(record)),
                 key=record.scope_key.encode(),
-                headers=spans.to_headers(record.trace),  # the run's trace goes on
+                headers=self._headers(record),
             )
         )
         done, _ = await asyncio.wait({send}, timeout=self.ks.produce_timeout_seconds)

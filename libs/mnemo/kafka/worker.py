@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import faust
 
 from mnemo.kafka.channels import UnderReplicated, ensure_channels
+from mnemo.kafka.installation import WrongInstallation
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.watchdog import watch_recovery
 from mnemo.logs import configure_logging
@@ -45,7 +46,11 @@ def run_service(create: Callable[[Settings], Stage]) -> None:
         raise SystemExit(REFUSED) from None
     stage = create(settings)
     configure_tracing(stage.app.conf.id)  # the consumer group names it, e.g. mnemo-buffer
-    loop.run_until_complete(stage.rt.open())
+    try:
+        loop.run_until_complete(stage.rt.open())
+    except WrongInstallation as exc:  # never joins the group, never counts as a worker
+        log.error("refusing to start: %s", exc)
+        raise SystemExit(REFUSED) from None
     log.info("%s: ready; joining consumer group %s", stage.rt.service, stage.app.conf.id)
     worker = faust.Worker(stage.app, loop=loop, loglevel="INFO", quiet=True)
     limit = settings.kafka.recovery_stall_seconds
