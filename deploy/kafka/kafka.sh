@@ -561,10 +561,19 @@ cmd_kill_node() {
 # The node id of the active controller (the quorum leader), from the metadata quorum tool.
 cmd_controller() {
   tool_java
-  local out
-  out="$(with_timeout 60 "${TOOL_JAVA[@]}" org.apache.kafka.tools.MetadataQuorumCommand \
-    --bootstrap-server "$ALL_BOOTSTRAP" describe --status 2>&1)" || die "quorum not described: $out"
-  sed -n 's/^LeaderId:[[:space:]]*\([0-9]*\).*/\1/p' <<<"$out"
+  local out leader attempt
+  # Retried: right after a node came back the quorum may not answer yet.
+  for attempt in 1 2 3 4 5 6; do
+    out="$(with_timeout 60 "${TOOL_JAVA[@]}" org.apache.kafka.tools.MetadataQuorumCommand \
+      --bootstrap-server "$ALL_BOOTSTRAP" describe --status 2>&1)" || out=""
+    leader="$(sed -n 's/^LeaderId:[[:space:]]*\([0-9]*\).*/\1/p' <<<"$out")"
+    if [[ -n "$leader" && "$leader" != "-1" ]]; then
+      echo "$leader"
+      return 0
+    fi
+    sleep $((attempt * 2))
+  done
+  die "the quorum did not name its leader: ${out:-no answer}"
 }
 
 cmd_status() {
