@@ -67,7 +67,10 @@ async def test_a_program_that_keeps_dying_is_restarted_and_the_rest_keep_running
     assert healthy.restarts == 0
     waits = [s for s in said if s.startswith("crasher (pid") and "restarting in" in s]
     assert [w.split("restarting in ")[1].split(" s")[0] for w in waits[:4]] == [
-        "0.05", "0.1", "0.2", "0.2"
+        "0.05",
+        "0.1",
+        "0.2",
+        "0.2",
     ]
     assert any(
         s.startswith("crasher is crashing in a loop (3 deaths within 30 s, last: status 3)")
