@@ -25,14 +25,18 @@ from tests.support.otlp import OtlpReceiver
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
-# An explicit broker, or the one deploy/kafka/kafka.sh runs on KAFKA_PORT (scripts/test.sh).
-BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS") or (
-    f"127.0.0.1:{os.environ.get('KAFKA_PORT', '9092')}"
+# An explicit broker, or the one(s) deploy/kafka/kafka.sh runs on KAFKA_PORT (scripts/test.sh):
+# KAFKA_BROKERS nodes on consecutive ports.
+_PORT, BROKERS = (
+    int(os.environ.get("KAFKA_PORT", "9092")),
+    int(os.environ.get("KAFKA_BROKERS", "1")),
+)
+BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS") or ",".join(
+    f"127.0.0.1:{_PORT + i}" for i in range(BROKERS)
 )
 
 # On the 3-broker cluster (scripts/test.sh's cluster phase, KAFKA_BROKERS=3) the topics are
 # replicated as production's: 3 replicas, 2 in sync for an acknowledgement.
-BROKERS = int(os.environ.get("KAFKA_BROKERS", "1"))
 REPLICATION, MIN_INSYNC = (3, 2) if BROKERS >= 3 else (1, 1)
 
 GROUP = {
