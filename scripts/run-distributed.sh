@@ -62,6 +62,7 @@ fi
 ARGS=(--log-dir "$LOG_DIR" --port "$MNEMO_PORT" --metrics-base "$METRICS_BASE"
       --gateway-module "${GATEWAY_MODULE:-services.gateway}")
 for pair in ${REPLICAS:-}; do ARGS+=(--replicas "$pair"); done
+ARGS+=(--gateways "${GATEWAYS:-1}")  # GATEWAYS=2: a second gateway on MNEMO_PORT+1
 say "gateway http://127.0.0.1:$MNEMO_PORT  stage metrics/healthz from :$((METRICS_BASE + 1))"
 "$PY" -m mnemo.kafka.stack "${ARGS[@]}" &
 SUPERVISOR=$!

@@ -44,7 +44,22 @@ if [ -d tests/kafka ] && [ -f deploy/kafka/kafka.sh ]; then
   trap 'bash deploy/kafka/kafka.sh down || true; rm -rf "$BASETEMP"' EXIT
   bash deploy/kafka/kafka.sh up
   # The Kafka suite and the Kafka half of the behaviour suite (its embedded half ran above).
-  $PY -m pytest tests/kafka tests/behaviour -m kafka -q -p no:cacheprovider --basetemp "$BASETEMP/kafka" || status=$?
+  $PY -m pytest tests/kafka tests/behaviour -m "kafka and not kafka_cluster" -q -p no:cacheprovider \
+    --basetemp "$BASETEMP/kafka" || status=$?
+  bash deploy/kafka/kafka.sh down || true
+  # The cluster phase: a 3-broker KRaft cluster (topics replicated 3, min ISR 2) on the
+  # ports after the single broker's, and tests/kafka/cluster under load (broker kill -9,
+  # rolling restarts, a Postgres outage). SKIP_KAFKA_CLUSTER=1 skips it.
+  if [ -d tests/kafka/cluster ] && [ "${SKIP_KAFKA_CLUSTER:-}" != 1 ]; then
+    (
+      export KAFKA_BROKERS=3 KAFKA_PORT=$((KAFKA_PORT + 10)) KAFKA_HEAP=-Xmx384m
+      export KAFKA_DATA_DIR="$BASETEMP/kafka-cluster-data"
+      trap 'bash deploy/kafka/kafka.sh down || true' EXIT
+      bash deploy/kafka/kafka.sh up
+      $PY -m pytest tests/kafka/cluster -m kafka_cluster -q -p no:cacheprovider \
+        --basetemp "$BASETEMP/kafka-cluster"
+    ) || status=$?
+  fi
 fi
 if [ "${SKIP_PYTHON_VERSIONS:-}" != 1 ]; then
   suite=passed

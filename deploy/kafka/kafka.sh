@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Run a real single-node Apache Kafka broker (KRaft, combined broker+controller)
-# without Docker: jars come from Maven Central (pom.xml), the JVM is started
-# directly. Works from any cwd. See README.md in this directory.
+# Run a real Apache Kafka cluster of KAFKA_BROKERS nodes (KRaft, each node a combined
+# broker+controller; 1 by default) without Docker: jars come from Maven Central (pom.xml),
+# the JVMs are started directly. Works from any cwd. See README.md in this directory.
 #
-# Usage: kafka.sh {fetch [--force]|up|down|status|reset|logs|help}
+# Usage: kafka.sh {fetch [--force]|up|down|status|reset|logs|bootstrap|help}
+#        kafka.sh {up-node|down-node|kill-node} I   (one node of a cluster, 1..KAFKA_BROKERS)
+#        kafka.sh controller                        (the active controller's node id)
 #
 # Environment (all optional):
-#   KAFKA_PORT               client listener on 127.0.0.1       (default 9092)
-#   KAFKA_CONTROLLER_PORT    KRaft controller listener           (default KAFKA_PORT+1)
-#   KAFKA_DATA_DIR           config, data, logs, pid file        (default <this dir>/.data)
+#   KAFKA_BROKERS            nodes in the cluster                (default 1)
+#   KAFKA_PORT               client listener of node 1 on 127.0.0.1 (default 9092);
+#                            node I listens on KAFKA_PORT+I-1
+#   KAFKA_CONTROLLER_PORT    KRaft controller listener of node 1 (default KAFKA_PORT+KAFKA_BROKERS);
+#                            node I's is KAFKA_CONTROLLER_PORT+I-1
+#   KAFKA_DATA_DIR           config, data, logs, pid file        (default <this dir>/.data);
+#                            with several nodes, one node-I folder each
 #   KAFKA_HEAP               JVM heap flags                      (default -Xmx512m)
 #   KAFKA_JVM_OPTS           extra JVM flags for the broker
 #   KAFKA_NUM_PARTITIONS     num.partitions for auto-created topics (default 1)
@@ -29,8 +35,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 LIB_DIR="$HERE/target/lib"
 STAMP_FILE="$LIB_DIR/.fetched-pom.sha256"
 
+KAFKA_BROKERS="${KAFKA_BROKERS:-1}"
 KAFKA_PORT="${KAFKA_PORT:-9092}"
-KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-$((KAFKA_PORT + 1))}"
+KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-$((KAFKA_PORT + KAFKA_BROKERS))}"
 KAFKA_DATA_DIR="${KAFKA_DATA_DIR:-$HERE/.data}"
 KAFKA_HEAP="${KAFKA_HEAP:--Xmx512m}"
 KAFKA_JVM_OPTS="${KAFKA_JVM_OPTS:-}"
@@ -49,24 +56,59 @@ case "$KAFKA_DATA_DIR" in
 esac
 KAFKA_DATA_DIR="${KAFKA_DATA_DIR%/}"
 
-CONFIG="$KAFKA_DATA_DIR/server.properties"
-KRAFT_DIR="$KAFKA_DATA_DIR/kraft"
-LOGS_DIR="$KAFKA_DATA_DIR/logs"
-PID_FILE="$KAFKA_DATA_DIR/kafka.pid"
-OUT_FILE="$LOGS_DIR/kafka.out"
-PROBE_LOG="$LOGS_DIR/probe.log"
-CLIENT_CONFIG="$KAFKA_DATA_DIR/client.properties"
-BOOTSTRAP="127.0.0.1:$KAFKA_PORT"
+CLUSTER_DIR="$KAFKA_DATA_DIR"
+# Every node's client listener: what clients bootstrap from.
+ALL_BOOTSTRAP=""
+for ((i = 1; i <= KAFKA_BROKERS; i++)); do
+  ALL_BOOTSTRAP+="${ALL_BOOTSTRAP:+,}127.0.0.1:$((KAFKA_PORT + i - 1))"
+done
+# The static quorum of a cluster: every node is a voter.
+QUORUM_VOTERS=""
+for ((i = 1; i <= KAFKA_BROKERS; i++)); do
+  QUORUM_VOTERS+="${QUORUM_VOTERS:+,}$i@127.0.0.1:$((KAFKA_CONTROLLER_PORT + i - 1))"
+done
+
+# select_node I: point the per-node variables at node I. A single node keeps the flat
+# layout of KAFKA_DATA_DIR (what every existing data dir has).
+select_node() {
+  NODE_ID="$1"
+  NODE_PORT=$((KAFKA_PORT + NODE_ID - 1))
+  NODE_CONTROLLER_PORT=$((KAFKA_CONTROLLER_PORT + NODE_ID - 1))
+  if ((KAFKA_BROKERS == 1)); then
+    NODE_DIR="$CLUSTER_DIR"
+  else
+    NODE_DIR="$CLUSTER_DIR/node-$NODE_ID"
+  fi
+  CONFIG="$NODE_DIR/server.properties"
+  KRAFT_DIR="$NODE_DIR/kraft"
+  LOGS_DIR="$NODE_DIR/logs"
+  PID_FILE="$NODE_DIR/kafka.pid"
+  OUT_FILE="$LOGS_DIR/kafka.out"
+  PROBE_LOG="$LOGS_DIR/probe.log"
+  CLIENT_CONFIG="$NODE_DIR/client.properties"
+  BOOTSTRAP="127.0.0.1:$NODE_PORT"
+}
+select_node 1
 
 log() { printf '[kafka.sh] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
-for v in KAFKA_PORT KAFKA_CONTROLLER_PORT KAFKA_NUM_PARTITIONS KAFKA_INTERNAL_PARTITIONS \
+for v in KAFKA_BROKERS KAFKA_PORT KAFKA_CONTROLLER_PORT KAFKA_NUM_PARTITIONS KAFKA_INTERNAL_PARTITIONS \
          KAFKA_READY_TIMEOUT KAFKA_STOP_TIMEOUT; do
   is_uint "${!v}" || die "$v must be a non-negative integer (got '${!v}')"
 done
-[[ "$KAFKA_PORT" != "$KAFKA_CONTROLLER_PORT" ]] || die "KAFKA_PORT and KAFKA_CONTROLLER_PORT must differ"
+(( KAFKA_BROKERS >= 1 )) || die "KAFKA_BROKERS must be at least 1"
+(( KAFKA_CONTROLLER_PORT >= KAFKA_PORT + KAFKA_BROKERS || KAFKA_CONTROLLER_PORT + KAFKA_BROKERS <= KAFKA_PORT )) ||
+  die "the client ports (KAFKA_PORT..+KAFKA_BROKERS-1) and controller ports must not overlap"
+# Replication of the internal topics and the defaults: 1 on one node, 3 (at most the node
+# count) with min ISR 2 on a cluster, so one node may be down and every write still lands twice.
+if ((KAFKA_BROKERS == 1)); then
+  REPLICATION=1 MIN_ISR=1
+else
+  REPLICATION=$((KAFKA_BROKERS < 3 ? KAFKA_BROKERS : 3))
+  MIN_ISR=$((REPLICATION - 1))
+fi
 
 # ----------------------------------------------------------------------------- java
 
@@ -227,8 +269,19 @@ render_config() {
   local tmpl="$HERE/server.properties.template" line tmp="$CONFIG.tmp"
   : >"$tmp"
   while IFS= read -r line || [[ -n "$line" ]]; do
-    line="${line//@KAFKA_PORT@/$KAFKA_PORT}"
-    line="${line//@KAFKA_CONTROLLER_PORT@/$KAFKA_CONTROLLER_PORT}"
+    line="${line//@NODE_ID@/$NODE_ID}"
+    line="${line//@KAFKA_PORT@/$NODE_PORT}"
+    line="${line//@KAFKA_CONTROLLER_PORT@/$NODE_CONTROLLER_PORT}"
+    line="${line//@REPLICATION@/$REPLICATION}"
+    line="${line//@MIN_ISR@/$MIN_ISR}"
+    if [[ "$line" == "@QUORUM@" ]]; then
+      # One node: a dynamic quorum (formatted --standalone). A cluster: static voters.
+      if ((KAFKA_BROKERS == 1)); then
+        line="controller.quorum.bootstrap.servers=127.0.0.1:$NODE_CONTROLLER_PORT"
+      else
+        line="controller.quorum.voters=$QUORUM_VOTERS"
+      fi
+    fi
     line="${line//@KAFKA_LOG_DIR@/$KRAFT_DIR}"
     line="${line//@KAFKA_NUM_PARTITIONS@/$KAFKA_NUM_PARTITIONS}"
     line="${line//@KAFKA_INTERNAL_PARTITIONS@/$KAFKA_INTERNAL_PARTITIONS}"
@@ -255,24 +308,30 @@ random_cluster_id() {
 format_storage_if_needed() {
   if [[ -f "$KRAFT_DIR/meta.properties" ]]; then
     # Ports of the controller are recorded in the KRaft log at format time (dynamic quorum).
-    if [[ -f "$KAFKA_DATA_DIR/.formatted-ports" ]] &&
-       [[ "$(cat "$KAFKA_DATA_DIR/.formatted-ports")" != "$KAFKA_PORT $KAFKA_CONTROLLER_PORT" ]]; then
-      log "WARNING: data dir was formatted with ports '$(cat "$KAFKA_DATA_DIR/.formatted-ports")'," \
-          "now '$KAFKA_PORT $KAFKA_CONTROLLER_PORT'; if startup fails run: $0 reset"
+    if [[ -f "$NODE_DIR/.formatted-ports" ]] &&
+       [[ "$(cat "$NODE_DIR/.formatted-ports")" != "$NODE_PORT $NODE_CONTROLLER_PORT" ]]; then
+      log "WARNING: data dir was formatted with ports '$(cat "$NODE_DIR/.formatted-ports")'," \
+          "now '$NODE_PORT $NODE_CONTROLLER_PORT'; if startup fails run: $0 reset"
     fi
     return 0
   fi
   # No meta.properties => nothing valid in there (e.g. an interrupted format); start clean.
   rm -rf "$KRAFT_DIR"
-  local cid="${KAFKA_CLUSTER_ID:-$(random_cluster_id)}"
+  # Every node of a cluster is formatted with the same id (kept in the cluster dir).
+  local cid="${KAFKA_CLUSTER_ID:-}"
+  if [[ -z "$cid" && -s "$CLUSTER_DIR/.cluster-id" ]]; then cid="$(cat "$CLUSTER_DIR/.cluster-id")"; fi
+  [[ -n "$cid" ]] || cid="$(random_cluster_id)"
+  echo "$cid" >"$CLUSTER_DIR/.cluster-id"
+  local -a mode=(--standalone)
+  ((KAFKA_BROKERS == 1)) || mode=()
   log "formatting KRaft storage in $KRAFT_DIR (cluster id $cid)"
-  if ! run_tool kafka.tools.StorageTool format --config "$CONFIG" --cluster-id "$cid" --standalone \
-        >"$LOGS_DIR/format.log" 2>&1; then
+  if ! run_tool kafka.tools.StorageTool format --config "$CONFIG" --cluster-id "$cid" \
+        ${mode[@]+"${mode[@]}"} >"$LOGS_DIR/format.log" 2>&1; then
     cat "$LOGS_DIR/format.log" >&2 || true
     rm -rf "$KRAFT_DIR"
     die "storage format failed"
   fi
-  echo "$KAFKA_PORT $KAFKA_CONTROLLER_PORT" >"$KAFKA_DATA_DIR/.formatted-ports"
+  echo "$NODE_PORT $NODE_CONTROLLER_PORT" >"$NODE_DIR/.formatted-ports"
 }
 
 # ----------------------------------------------------------------------------- readiness
@@ -281,7 +340,7 @@ PY_PROBE='
 import asyncio, sys
 from aiokafka.client import AIOKafkaClient
 
-async def main(bootstrap):
+async def main(bootstrap, node):
     client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
     try:
         await client.bootstrap()
@@ -290,12 +349,15 @@ async def main(bootstrap):
         if not brokers:
             print("metadata has no brokers yet", file=sys.stderr)
             return 1
+        if int(node) not in {b.nodeId for b in brokers}:
+            print("node %s is not registered yet" % node, file=sys.stderr)
+            return 1
         print("ready: brokers=%s" % sorted(b.nodeId for b in brokers))
         return 0
     finally:
         await client.close()
 
-sys.exit(asyncio.run(main(sys.argv[1])))
+sys.exit(asyncio.run(main(sys.argv[1], sys.argv[2])))
 '
 
 PROBE_KIND=""
@@ -315,12 +377,12 @@ choose_probe() {
 probe_once() {
   choose_probe
   if [[ "$PROBE_KIND" == python ]]; then
-    with_timeout 30 "$PYTHON" -c "$PY_PROBE" "$BOOTSTRAP" >"$PROBE_LOG" 2>&1
+    with_timeout 30 "$PYTHON" -c "$PY_PROBE" "$BOOTSTRAP" "$NODE_ID" >"$PROBE_LOG" 2>&1
   else
     tool_java
     with_timeout 30 "${TOOL_JAVA[@]}" org.apache.kafka.tools.BrokerApiVersionsCommand \
       --bootstrap-server "$BOOTSTRAP" --command-config "$CLIENT_CONFIG" >"$PROBE_LOG" 2>&1 &&
-      grep -q '(id: ' "$PROBE_LOG"
+      grep -q "(id: $NODE_ID " "$PROBE_LOG"
   fi
 }
 
@@ -333,7 +395,7 @@ wait_ready() {
       log "broker process $pid exited during startup"
       return 1
     fi
-    if port_open "$KAFKA_PORT" && probe_once; then
+    if port_open "$NODE_PORT" && probe_once; then
       return 0
     fi
     sleep 0.5
@@ -359,22 +421,21 @@ stop_pid() {
   fi
 }
 
-cmd_up() {
-  mkdir -p "$KAFKA_DATA_DIR" "$LOGS_DIR"
-  exec 9>"$KAFKA_DATA_DIR/.lock"
-  lock_fd 9 180 || die "another kafka.sh is operating on $KAFKA_DATA_DIR"
-
+# launch_node: start the selected node's JVM (formatting its storage first if new) without
+# waiting for readiness: a cluster's nodes need each other to elect a controller.
+# Prints nothing; sets LAUNCHED_PID (empty when it was running already).
+launch_node() {
+  LAUNCHED_PID=""
+  mkdir -p "$NODE_DIR" "$LOGS_DIR"
   local pid
   if pid="$(find_pid)"; then
-    log "already running (pid $pid); checking readiness"
+    log "node $NODE_ID already running (pid $pid)"
     echo "$pid" >"$PID_FILE"
-    wait_ready "$pid" || { show_logs_tail; die "running broker is not answering on $BOOTSTRAP"; }
-    log "ready on $BOOTSTRAP"
     return 0
   fi
   rm -f "$PID_FILE"
   local p
-  for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
+  for p in "$NODE_PORT" "$NODE_CONTROLLER_PORT"; do
     port_open "$p" && die "port $p on 127.0.0.1 is already in use by another process"
   done
 
@@ -383,8 +444,8 @@ cmd_up() {
   render_config
   format_storage_if_needed
 
-  log "starting Kafka $(kafka_version) on $BOOTSTRAP" \
-      "(controller 127.0.0.1:$KAFKA_CONTROLLER_PORT, data $KAFKA_DATA_DIR)"
+  log "starting Kafka $(kafka_version) node $NODE_ID on $BOOTSTRAP" \
+      "(controller 127.0.0.1:$NODE_CONTROLLER_PORT, data $NODE_DIR)"
   local -a heap=() extra=()
   read -r -a heap <<<"$KAFKA_HEAP"
   read -r -a extra <<<"$KAFKA_JVM_OPTS"
@@ -405,7 +466,7 @@ cmd_up() {
   # pid even if setsid had to fork.
   rm -f "$PID_FILE"
   (
-    cd "$KAFKA_DATA_DIR"  # hs_err_pid*.log etc. land in the data dir
+    cd "$NODE_DIR"  # hs_err_pid*.log etc. land in the data dir
     # shellcheck disable=SC2016  # $$/$1/$@ belong to the inner shell
     exec ${launcher[@]+"${launcher[@]}"} bash -c 'echo $$ >"$1"; shift; exec "$@"' kafka-launch "$PID_FILE" \
       "$JAVA_CMD" "${jvm[@]}" -cp "$LIB_DIR/*" kafka.Kafka "$CONFIG"
@@ -416,52 +477,139 @@ cmd_up() {
     sleep 0.1
   done
   pid="$(cat "$PID_FILE" 2>/dev/null || true)"
-  [[ -n "$pid" ]] || { show_logs_tail; die "broker did not start (no pid written)"; }
-  log "broker pid $pid; waiting up to ${KAFKA_READY_TIMEOUT}s for readiness ..."
+  [[ -n "$pid" ]] || { show_logs_tail; die "node $NODE_ID did not start (no pid written)"; }
+  LAUNCHED_PID="$pid"
+  log "node $NODE_ID pid $pid"
+}
 
-  local start=$SECONDS
+# await_node: wait until the selected node answers and is registered; on failure stop it.
+await_node() {
+  local pid start=$SECONDS
+  pid="$(find_pid)" || { show_logs_tail; die "node $NODE_ID is not running"; }
   if ! wait_ready "$pid"; then
     show_logs_tail
     kill -0 "$pid" 2>/dev/null && stop_pid "$pid"
     rm -f "$PID_FILE"
-    die "Kafka failed to become ready on $BOOTSTRAP"
+    die "Kafka node $NODE_ID failed to become ready on $BOOTSTRAP"
   fi
-  log "ready on $BOOTSTRAP after $((SECONDS - start))s (probe: $PROBE_KIND)"
+  log "node $NODE_ID ready on $BOOTSTRAP after $((SECONDS - start))s (probe: $PROBE_KIND)"
 }
 
-cmd_down() {
+lock_cluster() {
+  mkdir -p "$CLUSTER_DIR"
+  exec 9>"$CLUSTER_DIR/.lock"
+  lock_fd 9 180 || die "another kafka.sh is operating on $CLUSTER_DIR"
+}
+
+node_arg() {
+  [[ "${1:-}" =~ ^[0-9]+$ ]] && (( $1 >= 1 && $1 <= KAFKA_BROKERS )) ||
+    die "a node number from 1 to $KAFKA_BROKERS is needed (got '${1:-}')"
+}
+
+cmd_up() {
+  lock_cluster
+  local i
+  for ((i = 1; i <= KAFKA_BROKERS; i++)); do select_node "$i"; launch_node; done
+  log "waiting up to ${KAFKA_READY_TIMEOUT}s for readiness ..."
+  for ((i = 1; i <= KAFKA_BROKERS; i++)); do select_node "$i"; await_node; done
+  ((KAFKA_BROKERS == 1)) || log "cluster of $KAFKA_BROKERS ready; bootstrap $ALL_BOOTSTRAP"
+}
+
+cmd_up_node() {
+  node_arg "${1:-}"
+  lock_cluster
+  select_node "$1"
+  launch_node
+  await_node
+}
+
+down_node() {
   local pid
   if ! pid="$(find_pid)"; then
-    log "not running"
+    log "node $NODE_ID not running"
     rm -f "$PID_FILE"
     return 0
   fi
   stop_pid "$pid"
   rm -f "$PID_FILE"
-  log "stopped"
+  log "node $NODE_ID stopped"
+}
+
+cmd_down() {
+  local i
+  for ((i = KAFKA_BROKERS; i >= 1; i--)); do select_node "$i"; down_node; done
+}
+
+cmd_down_node() {
+  node_arg "${1:-}"
+  select_node "$1"
+  down_node
+}
+
+# kill -9 of one node (what a crash looks like to the rest of the cluster).
+cmd_kill_node() {
+  node_arg "${1:-}"
+  select_node "$1"
+  local pid
+  pid="$(find_pid)" || die "node $NODE_ID is not running"
+  kill -KILL "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  rm -f "$PID_FILE"
+  log "node $NODE_ID (pid $pid) killed"
+}
+
+# The node id of the active controller (the quorum leader), from the metadata quorum tool.
+cmd_controller() {
+  tool_java
+  local out leader attempt
+  # Retried: right after a node came back the quorum may not answer yet.
+  for attempt in 1 2 3 4 5 6; do
+    out="$(with_timeout 60 "${TOOL_JAVA[@]}" org.apache.kafka.tools.MetadataQuorumCommand \
+      --bootstrap-server "$ALL_BOOTSTRAP" describe --status 2>&1)" || out=""
+    leader="$(sed -n 's/^LeaderId:[[:space:]]*\([0-9]*\).*/\1/p' <<<"$out")"
+    if [[ -n "$leader" && "$leader" != "-1" ]]; then
+      echo "$leader"
+      return 0
+    fi
+    sleep $((attempt * 2))
+  done
+  die "the quorum did not name its leader: ${out:-no answer}"
 }
 
 cmd_status() {
-  local pid
-  if pid="$(find_pid)"; then
-    if port_open "$KAFKA_PORT"; then
-      echo "running: pid $pid, bootstrap $BOOTSTRAP, data $KAFKA_DATA_DIR"
-      return 0
+  local pid i running=0 starting=0
+  for ((i = 1; i <= KAFKA_BROKERS; i++)); do
+    select_node "$i"
+    if pid="$(find_pid)"; then
+      if port_open "$NODE_PORT"; then
+        echo "running: pid $pid, bootstrap $BOOTSTRAP, data $NODE_DIR"
+        running=$((running + 1))
+      else
+        echo "starting (port not open yet): pid $pid, data $NODE_DIR"
+        starting=$((starting + 1))
+      fi
+    else
+      echo "stopped (data $NODE_DIR)"
     fi
-    echo "starting (port not open yet): pid $pid, data $KAFKA_DATA_DIR"
-    return 1
-  fi
-  echo "stopped (data $KAFKA_DATA_DIR)"
+  done
+  ((running == KAFKA_BROKERS)) && return 0
+  ((running + starting > 0)) && return 1
   return 3
 }
 
 cmd_reset() {
   cmd_down
-  # Only delete what this script creates, in case KAFKA_DATA_DIR points somewhere shared.
-  rm -rf "$KRAFT_DIR" "$LOGS_DIR" "$CONFIG" "$CONFIG.tmp" "$CLIENT_CONFIG" "$PID_FILE" \
-         "$KAFKA_DATA_DIR/.formatted-ports" "$KAFKA_DATA_DIR/.lock" "$KAFKA_DATA_DIR"/hs_err_pid*.log
-  rmdir "$KAFKA_DATA_DIR" 2>/dev/null || true
-  log "data wiped ($KAFKA_DATA_DIR)"
+  local i
+  for ((i = 1; i <= KAFKA_BROKERS; i++)); do
+    select_node "$i"
+    # Only delete what this script creates, in case KAFKA_DATA_DIR points somewhere shared.
+    rm -rf "$KRAFT_DIR" "$LOGS_DIR" "$CONFIG" "$CONFIG.tmp" "$CLIENT_CONFIG" "$PID_FILE" \
+           "$NODE_DIR/.formatted-ports" "$NODE_DIR"/hs_err_pid*.log
+    [[ "$NODE_DIR" == "$CLUSTER_DIR" ]] || rmdir "$NODE_DIR" 2>/dev/null || true
+  done
+  rm -f "$CLUSTER_DIR/.lock" "$CLUSTER_DIR/.cluster-id"
+  rmdir "$CLUSTER_DIR" 2>/dev/null || true
+  log "data wiped ($CLUSTER_DIR)"
 }
 
 cmd_logs() {
@@ -480,6 +628,11 @@ main() {
     fetch) cmd_fetch "$@" ;;
     up | start) cmd_up ;;
     down | stop) cmd_down ;;
+    up-node) cmd_up_node "$@" ;;
+    down-node) cmd_down_node "$@" ;;
+    kill-node) cmd_kill_node "$@" ;;
+    controller) cmd_controller ;;
+    bootstrap) echo "$ALL_BOOTSTRAP" ;;
     status) cmd_status ;;
     reset) cmd_reset ;;
     logs) cmd_logs "$@" ;;

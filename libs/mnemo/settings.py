@@ -137,7 +137,18 @@ class KafkaSettings(BaseModel):
     # Every keyed pipeline topic has this many partitions (co-partitioned by scope key).
     partitions: int = Field(default=4, ge=1, le=1024)
     dlq_partitions: int = Field(default=1, ge=1, le=64)
-    replication_factor: int = Field(default=1, ge=1, le=5)
+    # On a 3-broker cluster: 3 and 2, so one broker may be down and every acknowledged write
+    # is still on two. A stage refuses to start on topics replicated below these.
+    replication_factor: int = Field(
+        default=1, ge=1, le=5,
+        description="Replicas of every topic mnemo creates; a stage refuses to start on "
+        "topics with fewer.",
+    )  # fmt: skip
+    min_insync_replicas: int = Field(
+        default=1, ge=1, le=5,
+        description="min.insync.replicas of the topics mnemo creates: replicas that must "
+        "have a record before the broker acknowledges it (acks=all).",
+    )  # fmt: skip
     # The raw topic is the retained log that `mnemo replay` re-runs: -1 keeps it forever.
     # It holds every add's text until then, erased users' included (see the README).
     raw_retention_ms: int = Field(default=-1, ge=-1)
@@ -166,6 +177,16 @@ class KafkaSettings(BaseModel):
     # A stage whose table recovery reads nothing for this long exits, so that its
     # supervisor restarts it (mnemo.kafka.watchdog says why).
     recovery_stall_seconds: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _insync_within_replicas(self) -> KafkaSettings:
+        if self.min_insync_replicas > self.replication_factor:
+            raise ValueError(
+                f"MNEMO_KAFKA_MIN_INSYNC_REPLICAS ({self.min_insync_replicas}) exceeds "
+                f"MNEMO_KAFKA_REPLICATION_FACTOR ({self.replication_factor}): no write "
+                "could ever be acknowledged"
+            )
+        return self
 
     def group_id(self, service: str) -> str:
         """The consumer group (and faust app id) of `service`."""

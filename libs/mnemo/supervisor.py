@@ -5,8 +5,11 @@ next starts). A program that exits while the supervisor is not stopping is repor
 started again after a backoff that doubles with each quick death (from `backoff` up to
 `backoff_cap` seconds) and resets once it has stayed up for `window` seconds. A program
 that dies `max_deaths` times within `window` seconds is crashing in a loop: the supervisor
-says so, stops everything and exits with status 1. SIGINT / SIGTERM stop every program
-(SIGTERM, then SIGKILL after `stop_timeout`) and end the supervisor with status 0.
+says so and goes on restarting it every `backoff_cap` seconds, while every other program
+keeps running (one crashing replica must not take the healthy rest down with it). Only a
+program that never became healthy at start makes it give up (status 1). SIGINT / SIGTERM
+stop every program (SIGTERM, then SIGKILL after `stop_timeout`) and end the supervisor
+with status 0.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ class Program:
 
 
 class GaveUp(RuntimeError):
-    """A program kept dying: the message says which, how often, and where its log is."""
+    """A program did not start: the message says which and where its log is."""
 
 
 def say(message: str) -> None:
@@ -57,7 +60,7 @@ class Supervisor:
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def run(self) -> int:
-        """Start and supervise until stopped (0) or a program dies in a loop (1)."""
+        """Start and supervise until stopped (0) or a program fails to start (1)."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -97,11 +100,12 @@ class Supervisor:
         program.deaths = [t for t in program.deaths if now - t < self.window] + [now]
         how = f"signal {signal.Signals(-code).name}" if code < 0 else f"status {code}"
         deaths = len(program.deaths)
-        if deaths >= self.max_deaths:
-            self.stop()
-            raise GaveUp(f"{program.name} died {deaths} times within {self.window:g} s "
-                         f"(last: {how}); see {program.log}")  # fmt: skip
         wait = min(self.backoff_cap, self.backoff * 2 ** (deaths - 1))
+        if deaths >= self.max_deaths:
+            wait = self.backoff_cap
+            self.report(f"{program.name} is crashing in a loop ({deaths} deaths within "
+                        f"{self.window:g} s, last: {how}); the others keep running; "
+                        f"see {program.log}")  # fmt: skip
         self.report(f"{program.name} (pid {program.proc.pid if program.proc else '?'}) exited "
                     f"with {how}; restarting in {wait:g} s ({deaths} death(s) within "
                     f"{self.window:g} s)")  # fmt: skip

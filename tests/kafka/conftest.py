@@ -26,10 +26,19 @@ from tests.support.otlp import OtlpReceiver
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
-# An explicit broker, or the one deploy/kafka/kafka.sh runs on KAFKA_PORT (scripts/test.sh).
-BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS") or (
-    f"127.0.0.1:{os.environ.get('KAFKA_PORT', '9092')}"
+# An explicit broker, or the one(s) deploy/kafka/kafka.sh runs on KAFKA_PORT (scripts/test.sh):
+# KAFKA_BROKERS nodes on consecutive ports.
+_PORT, BROKERS = (
+    int(os.environ.get("KAFKA_PORT", "9092")),
+    int(os.environ.get("KAFKA_BROKERS", "1")),
 )
+BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP_SERVERS") or ",".join(
+    f"127.0.0.1:{_PORT + i}" for i in range(BROKERS)
+)
+
+# On the 3-broker cluster (scripts/test.sh's cluster phase, KAFKA_BROKERS=3) the topics are
+# replicated as production's: 3 replicas, 2 in sync for an acknowledgement.
+REPLICATION, MIN_INSYNC = (3, 2) if BROKERS >= 3 else (1, 1)
 
 GROUP = {
     "topics": [
@@ -112,6 +121,8 @@ async def running_cluster(
         partitions=4,
         produce_timeout_seconds=5,
         lag_interval_seconds=1,
+        replication_factor=REPLICATION,
+        min_insync_replicas=MIN_INSYNC,
     )
     settings = Settings(
         database_url=database_url, data_dir=data_dir, embedding_provider="hash",
@@ -124,6 +135,8 @@ async def running_cluster(
     engine = await start_engine(settings, llm=llm, embedder=HashEmbedder())
     env = stage_env(database_url, llm_server.base_url, prefix, data_dir)
     env["MNEMO_KAFKA_BOOTSTRAP_SERVERS"] = BOOTSTRAP
+    env["MNEMO_KAFKA_REPLICATION_FACTOR"] = str(REPLICATION)
+    env["MNEMO_KAFKA_MIN_INSYNC_REPLICAS"] = str(MIN_INSYNC)
     env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = otlp.endpoint
     env["OTEL_BSP_SCHEDULE_DELAY"] = "100"  # export within 0.1 s
     env.update(extra_env or {})

@@ -79,7 +79,13 @@ def _lag(metrics: list[dict[str, Any]]) -> str:
     by_group: dict[str, float] = defaultdict(float)
     for labels, v in _values(metrics, "mnemo_kafka_consumer_lag"):
         by_group[labels.get("group", "?")] += v
-    return ", ".join(f"{g} {int(v)}" for g, v in sorted(by_group.items()))
+    text = ", ".join(f"{g} {int(v)}" for g, v in sorted(by_group.items()))
+    stale = any(v > 0 for _, v in _values(metrics, "mnemo_kafka_consumer_lag_stale"))
+    if text and stale:  # the gauge keeps its last values while the broker cannot be read
+        ages = [v for _, v in _values(metrics, "mnemo_kafka_consumer_lag_age_seconds")]
+        when = f"read {ages[0]:.0f} s ago" if ages and ages[0] >= 0 else "never read"
+        text += f" (STALE: {when}, the broker does not answer)"
+    return text
 
 
 def _runs(metrics: list[dict[str, Any]], oldest_running: float | None) -> str:

@@ -119,6 +119,11 @@ async def readiness(
         report.checks.append(Check("broker", False, problem))
     elif transport.broker is not None:
         report.checks.append(Check("broker", True, f"{transport.broker} answers"))
+    # Only the Kafka transport measures consumer lag; lag that cannot be read is said, not
+    # judged (advisory): the broker check above already decides readiness.
+    lag_problem = getattr(transport, "lag_problem", None)
+    if lag_problem is not None and (stale := lag_problem()) is not None:
+        report.checks.append(Check("consumer_lag", False, stale, advisory=True))
     if local is not None:
         report.workers = [w for w in report.workers if local.alive(w.host, w.pid) is not False]
         report.checks.append(local.check())

@@ -33,6 +33,7 @@ from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.stages import buffer as stage
 from mnemo.kafka.stages.buffer import BufferState
 from mnemo.kafka.sweeps import SweepSchedule
+from mnemo.kafka.timers import guarded, transient_waits
 from mnemo.tracing.pipeline import batch_attributes, record_span
 
 log = logging.getLogger(__name__)
@@ -157,6 +158,7 @@ def publish_ticks(app: faust.App, rt: Runtime, ticks_topic: str, every_seconds: 
     triggers are checked inside the stream of the partition whose table they change."""
 
     @app.timer(every_seconds)
+    @guarded(f"{rt.service}: tick timer", *transient_waits(rt.settings))
     async def tick() -> None:
         owned = {tp.partition for tp in app.consumer.assignment() if tp.topic == ticks_topic}
         for partition in sorted(owned):

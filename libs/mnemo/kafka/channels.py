@@ -3,12 +3,18 @@ partition counts (faust hangs on a mismatch) and configs.
 
 mnemo creates every topic it uses before a stage starts, and faust never declares one at
 run time (`topic_allow_declare` is off): a declare that meets a broker being restarted
-("all brokers are currently fenced") crashed the stage."""
+("all brokers are currently fenced") crashed the stage.
+
+Every topic is created with `MNEMO_KAFKA_REPLICATION_FACTOR` replicas and
+`MNEMO_KAFKA_MIN_INSYNC_REPLICAS`; a topic found with fewer replicas, or a lower
+min.insync.replicas, than configured refuses the start (`UnderReplicated`): records
+acknowledged on fewer brokers than the operator asked for could be lost with one broker."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
@@ -41,9 +47,20 @@ def changelog_name(ks: KafkaSettings, service: str, table: str) -> str:
     return f"{ks.group_id(service)}-{table}-changelog"
 
 
+class UnderReplicated(RuntimeError):
+    """A topic has fewer replicas (or a lower min.insync.replicas) than the settings ask."""
+
+
 def wanted(ks: KafkaSettings) -> dict[str, tuple[int, dict[str, str]]]:
     """Every channel's and table changelog's Kafka topic with its partition count and
     configs."""
+    out = _wanted(ks)
+    isr = str(ks.min_insync_replicas)
+    return {name: (parts, {**configs, "min.insync.replicas": isr})
+            for name, (parts, configs) in out.items()}  # fmt: skip
+
+
+def _wanted(ks: KafkaSettings) -> dict[str, tuple[int, dict[str, str]]]:
     names = channel_names(ks)
     in_flight = {"retention.ms": str(ks.pipeline_retention_ms)}
     out: dict[str, tuple[int, dict[str, str]]] = {
@@ -75,16 +92,65 @@ async def ensure_channels(ks: KafkaSettings, wait_seconds: float = 60.0) -> None
             except TopicAlreadyExistsError:
                 pass  # another service created them first
             log.info("created topics %s", ", ".join(t.name for t in missing))
-        for info in await admin.describe_topics(list(topics)):
+        for info in await _described(admin, list(topics), wait_seconds):
             have, want = len(info["partitions"]), topics[info["topic"]][0]
             if have != want:
                 raise RuntimeError(
                     f"topic {info['topic']} has {have} partitions but {want} are configured; "
                     "partition counts must match (faust tables hang otherwise)"
                 )
+            check_replicas(ks, info)
+        await check_min_insync(admin, ks, list(topics))
         await _warn_on_retention_drift(admin, {n: topics[n][1] for n in topics if n in existing})
     finally:
         await admin.close()
+
+
+async def _described(
+    admin: AIOKafkaAdminClient, topics: list[str], wait_seconds: float
+) -> list[dict[str, Any]]:
+    """The topics' descriptions once every one shows its partitions: on a cluster, a topic
+    just created is described with none until its metadata reached the broker asked."""
+    deadline = asyncio.get_running_loop().time() + wait_seconds
+    while True:
+        infos: list[dict[str, Any]] = await admin.describe_topics(topics)
+        if all(i["partitions"] for i in infos) or asyncio.get_running_loop().time() > deadline:
+            return infos
+        await asyncio.sleep(0.2)
+
+
+def check_replicas(ks: KafkaSettings, info: dict[str, Any]) -> None:
+    """Refuse a topic whose partitions have fewer replicas than configured."""
+    fewest = min((len(p["replicas"]) for p in info["partitions"]), default=0)
+    if fewest < ks.replication_factor:
+        raise UnderReplicated(
+            f"topic {info['topic']} has {fewest} replica(s) per partition but "
+            f"MNEMO_KAFKA_REPLICATION_FACTOR is {ks.replication_factor}: a broker's loss could "
+            "lose acknowledged records. Recreate the topics with enough replicas (or "
+            "reassign them with kafka-reassign-partitions.sh), or lower the setting"
+        )
+
+
+async def check_min_insync(
+    admin: AIOKafkaAdminClient, ks: KafkaSettings, topics: list[str]
+) -> None:
+    """Refuse topics whose min.insync.replicas is below MNEMO_KAFKA_MIN_INSYNC_REPLICAS."""
+    if ks.min_insync_replicas <= 1 or not topics:
+        return  # Kafka's own floor: nothing can be lower
+    resources = [
+        ConfigResource(ConfigResourceType.TOPIC, t, {"min.insync.replicas": None}) for t in topics
+    ]
+    for response in await admin.describe_configs(resources):
+        for _, _, _, name, entries in response.resources:
+            have = next((e[1] for e in entries if e[0] == "min.insync.replicas"), None)
+            if have is not None and int(have) < ks.min_insync_replicas:
+                raise UnderReplicated(
+                    f"topic {name} has min.insync.replicas={have} but "
+                    f"MNEMO_KAFKA_MIN_INSYNC_REPLICAS is {ks.min_insync_replicas}: an add could be "
+                    f"acknowledged by fewer brokers than configured. Raise it: kafka-configs.sh "
+                    f"--bootstrap-server <broker> --alter --entity-type topics --entity-name {name} "
+                    f"--add-config min.insync.replicas={ks.min_insync_replicas}"
+                )
 
 
 async def _warn_on_retention_drift(

@@ -4,7 +4,8 @@ triggers fire. The committer owns commits, so passes write through the same path
 
 Every committer replica's timer looks at every waiting scope; a check it published a moment
 ago is not published again within two ticks, and a duplicate that slips through finds its
-trigger no longer due.
+trigger no longer due. The timer backs off while Postgres or the broker is down
+(`mnemo.kafka.timers`) instead of ending the service.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mnemo.kafka.handler import Incoming, consume
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.stages.consolidate import consolidate_stage, due_checks
 from mnemo.kafka.stages.routing import Emit
+from mnemo.kafka.timers import guarded, transient_waits
 
 
 def attach_consolidation(app: faust.App, rt: Runtime) -> None:
@@ -37,6 +39,7 @@ def attach_consolidation(app: faust.App, rt: Runtime) -> None:
         await consume(rt, stream, lambda incoming: (work, True))
 
     @app.timer(every)
+    @guarded(f"{rt.service}: consolidation timer", *transient_waits(rt.settings))
     async def consolidation_tick() -> None:
         now = time.monotonic()
         for key, at in list(published.items()):

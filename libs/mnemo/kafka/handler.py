@@ -30,6 +30,7 @@ from mnemo.kafka import metrics as kmetrics
 from mnemo.kafka.continuity import Continuity, holds_records
 from mnemo.kafka.dlqops import REPLAY_HEADER
 from mnemo.kafka.events.channels import ChannelKind
+from mnemo.kafka.installation import record_installation
 from mnemo.kafka.lanes import Lanes
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.stages.failures import dead_letter
@@ -59,6 +60,7 @@ class Incoming:
     timestamp: datetime | None = None  # the broker's record timestamp
     replay_of: str | None = None  # set on a record `mnemo dlq replay` re-published
     trace: Carrier = field(default_factory=dict)  # the W3C trace headers it carried
+    installation: str | None = None  # the installation id it carried (None: no header)
     # The faust event, held for as long as the record's work runs: faust finds the event a
     # table write belongs to through a weak reference (`faust.streams.current_event`). After
     # a rebalance re-delivers a record, its first delivery may still be running with nothing
@@ -75,7 +77,8 @@ class Incoming:
         replay_of = next((v for k, v in headers if k == REPLAY_HEADER), None)
         return cls(m.topic, m.partition, m.offset, key, m.value, timestamp=stamp,
                    replay_of=replay_of.decode() if replay_of else None,
-                   trace=spans.from_headers(m.headers), event=event)  # fmt: skip
+                   trace=spans.from_headers(m.headers),
+                   installation=record_installation(m.headers), event=event)  # fmt: skip
 
 
 Work = Callable[[Incoming], Awaitable[list[Emit]]]
@@ -91,6 +94,7 @@ async def consume(rt: Runtime, stream: Any, route: Route) -> None:
     try:
         async for event in stream.noack().events():
             incoming = Incoming.of(event)
+            same_installation(rt, incoming)
             work, is_data = route(incoming)
             if is_data:  # a skipped tick loses nothing: the next one does its work
                 await in_sequence(rt, continuity, incoming)
@@ -102,6 +106,19 @@ async def consume(rt: Runtime, stream: Any, route: Route) -> None:
             )  # fmt: skip
     finally:
         await lanes.close()
+
+
+def same_installation(rt: Runtime, incoming: Incoming) -> None:
+    """Leave the group, without acknowledging the record, when it belongs to another
+    installation than this stage's database (mnemo.kafka.installation): processing it here
+    would drop or misfile its run."""
+    theirs, ours = incoming.installation, rt.installation_id
+    if theirs is not None and ours is not None and theirs != ours:
+        leave(
+            f"{rt.service}: {incoming.topic}[{incoming.partition}]@{incoming.offset} belongs to "
+            f"installation {theirs}, but this stage's database is installation {ours}: check "
+            "MNEMO_DATABASE_URL (or MNEMO_DATA_DIR) and MNEMO_KAFKA_TOPIC_PREFIX"
+        )
 
 
 async def in_sequence(rt: Runtime, continuity: Continuity, incoming: Incoming) -> None:

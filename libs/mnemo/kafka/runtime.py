@@ -21,7 +21,10 @@ from mnemo.deps import Deps
 from mnemo.kafka.channels import channel_names, wanted
 from mnemo.kafka.events.channels import ChannelKind
 from mnemo.kafka.events.codec import encode
+from mnemo.kafka.installation import HEADER as INSTALLATION_HEADER
+from mnemo.kafka.installation import check_for_stage
 from mnemo.kafka.stages.routing import Emit
+from mnemo.kafka.timers import guarded, transient_waits
 from mnemo.settings import Settings
 from mnemo.store.database import Database
 from mnemo.tracing import spans
@@ -60,7 +63,9 @@ class Runtime:
         self._database: Database | None = None
         self._lock = asyncio.Lock()
         self._heartbeat: HeartbeatWriter | None = None
-        app.timer(settings.heartbeat_seconds)(self.beat)
+        self.installation_id: str | None = None  # set by `open`, stamped on every record
+        beat = guarded(f"{service}: heartbeat timer", *transient_waits(settings))(self.beat)
+        app.timer(settings.heartbeat_seconds)(beat)
 
     async def beat(self) -> None:
         """Record this service's heartbeat (what the gateway's /readyz reads)."""
@@ -75,8 +80,11 @@ class Runtime:
             log.warning("%s: heartbeat not written (%s)", self.service, describe(exc, 300))
 
     async def open(self) -> None:
-        """Open the dependencies now: database reachable, models loaded."""
-        await self.groups()
+        """Open the dependencies now: database reachable, models loaded, and the database
+        its gateway's, for these topics (else `WrongInstallation`: the stage must not join
+        its group)."""
+        groups = await self.groups()
+        self.installation_id = await check_for_stage(groups.db, self.ks, self.service)
 
     async def deps(self) -> Deps:
         async with self._lock:
@@ -100,6 +108,8 @@ class Runtime:
         """Publish in order and wait until the broker acknowledged every record."""
         pending = []
         headers = spans.to_headers(spans.carrier())  # the records continue this trace
+        if self.installation_id is not None:
+            headers.append((INSTALLATION_HEADER, self.installation_id.encode()))
         for e in emits:
             channel = self.channels[e.kind]
             pending.append(

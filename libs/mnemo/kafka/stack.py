@@ -6,6 +6,10 @@ stage replica, with its /metrics and /healthz on its own port from `--metrics-ba
 stage that crashes is restarted with backoff and reported (`mnemo.supervisor`).
 
     python -m mnemo.kafka.stack --log-dir DIR [--metrics-base 9100] [--replicas extractor=2]
+                                [--gateways 2]
+
+`--gateways N` runs N gateways behind the same topics and database, on `--port`, `--port`+1,
+…: losing one is not an outage while a load balancer (or the client) moves to another.
 """
 
 from __future__ import annotations
@@ -20,13 +24,22 @@ from mnemo.supervisor import Program, Supervisor, python_program
 
 
 def programs(
-    log_dir: Path, gateway_module: str, port: int, metrics_base: int, replicas: dict[str, int]
+    log_dir: Path,
+    gateway_module: str,
+    port: int,
+    metrics_base: int,
+    replicas: dict[str, int],
+    gateways: int = 1,
 ) -> list[Program]:
-    gateway = python_program(
-        "gateway", gateway_module, log_dir, f"http://127.0.0.1:{port}/healthz",
-        MNEMO_MODE="distributed", MNEMO_PORT=str(port),
-    )  # fmt: skip
-    out, metrics_port = [gateway], metrics_base
+    out = [
+        python_program(
+            "gateway" if g == 0 else f"gateway-{g + 1}", gateway_module, log_dir,
+            f"http://127.0.0.1:{port + g}/healthz", MNEMO_MODE="distributed",
+            MNEMO_PORT=str(port + g),
+        )
+        for g in range(gateways)
+    ]  # fmt: skip
+    metrics_port = metrics_base
     for stage in SERVICES:
         for i in range(1, replicas.get(stage, 1) + 1):
             metrics_port += 1
@@ -54,10 +67,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("MNEMO_PORT", "8080")))
     parser.add_argument("--metrics-base", type=int, default=9100)
     parser.add_argument("--replicas", action="append", default=[], metavar="STAGE=N")
+    parser.add_argument("--gateways", type=int, default=1, choices=range(1, 9), metavar="N")
     args = parser.parse_args(argv)
     stack = programs(
         args.log_dir, args.gateway_module, args.port, args.metrics_base,
-        parse_replicas(args.replicas),
+        parse_replicas(args.replicas), args.gateways,
     )  # fmt: skip
     raise SystemExit(asyncio.run(Supervisor(stack).run()))
 

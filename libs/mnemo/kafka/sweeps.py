@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.core import retention_sweep
 from mnemo.kafka.runtime import Runtime
+from mnemo.kafka.timers import guarded, transient_waits
 from mnemo.store import tombstones
 
 log = logging.getLogger(__name__)
@@ -66,9 +67,11 @@ def sweep_retention_periodically(app: faust.App, rt: Runtime) -> None:
             log.warning("%s: retention sweep failed (%s)", rt.service, exc)
 
     @app.task
+    @guarded(f"{rt.service}: retention sweep at start", *transient_waits(rt.settings))
     async def sweep_at_start() -> None:
         await sweep()
 
     @app.timer(rt.settings.retention_sweep_seconds)
+    @guarded(f"{rt.service}: retention timer", *transient_waits(rt.settings))
     async def sweep_retention() -> None:
         await sweep()

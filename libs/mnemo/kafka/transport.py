@@ -9,17 +9,32 @@ only gateway records whose row exists. If the extractor took the record first, t
 through after all and is answered as accepted. An idempotency key claimed with the run row
 is released with a refused add. A retry publishes the claimed run's raw event
 again; if the broker does not take it, the Engine fails the run again (same arbitration).
-An erase first asks where the raw topic ends (`raw_log_position`, for the tombstone); if
+A producer whose idempotence state the broker no longer accepts (OutOfOrderSequenceNumber and
+its kin, seen after a broker outage) would refuse every add on those partitions until a
+restart: such a failure replaces the producer at once (a new producer id starts new
+sequences). While adds are refused, `check` says so, so /readyz answers 503 instead of
+ready. An erase first asks where the raw topic ends (`raw_log_position`, for the tombstone); if
 the broker cannot say, the erase answers 503 and removes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.errors import (
+    DuplicateSequenceNumber,
+    InvalidProducerEpoch,
+    InvalidProducerIdMapping,
+    OutOfOrderSequenceNumber,
+    ProducerFenced,
+    UnknownProducerId,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.core.failures import describe
@@ -30,6 +45,8 @@ from mnemo.kafka.backlog import KafkaBacklog, consumers
 from mnemo.kafka.channels import channel_names, ensure_channels
 from mnemo.kafka.events.codec import encode
 from mnemo.kafka.events.raw import RawEvent
+from mnemo.kafka.installation import HEADER as INSTALLATION_HEADER
+from mnemo.kafka.installation import claim_for_gateway
 from mnemo.kafka.lag import LagMonitor, stage_groups
 from mnemo.kafka.reader import partitions
 from mnemo.settings import SERVICES, KafkaSettings
@@ -39,6 +56,11 @@ from mnemo.tracing import spans
 
 log = logging.getLogger(__name__)
 BROKER_CHECK_SECONDS = 3.0
+# The broker refuses the producer's idempotence state: only a new producer gets past it.
+SEQUENCE_ERRORS = (
+    OutOfOrderSequenceNumber, DuplicateSequenceNumber, InvalidProducerEpoch,
+    InvalidProducerIdMapping, UnknownProducerId, ProducerFenced,
+)  # fmt: skip
 
 
 def raw_event(record: RunRecord) -> RawEvent:
@@ -61,12 +83,24 @@ class KafkaTransport:
     # The stage services are this transport's pipeline workers.
     worker_roles: tuple[str, ...] = SERVICES
 
-    def __init__(self, ks: KafkaSettings, db: AsyncEngine) -> None:
+    def __init__(
+        self,
+        ks: KafkaSettings,
+        db: AsyncEngine,
+        producer_factory: Callable[[], AIOKafkaProducer] | None = None,
+    ) -> None:
         self.ks = ks
         self.db = db
         self.raw_topic = channel_names(ks).raw
         self.broker: str | None = f"kafka {ks.bootstrap_servers}"
+        self._new_producer = producer_factory or self._real_producer
         self._producer: AIOKafkaProducer | None = None
+        self._producer_lock = asyncio.Lock()
+        # Why the last add was refused, until an add is acknowledged again.
+        self.installation_id: str | None = None  # set by `start`
+        self.refusing: str | None = None
+        self._refused_at = float("-inf")
+        self.producer_restarts = 0
         self._lag = LagMonitor(ks.bootstrap_servers, stage_groups(ks))
         self._lag_task: asyncio.Task[None] | None = None
         self._backlog = KafkaBacklog(ks.bootstrap_servers, consumers(ks))
@@ -75,26 +109,63 @@ class KafkaTransport:
         """Connect the producer (the channels' topics are created if missing) and start
         measuring every stage's consumer lag (`mnemo.kafka.lag`)."""
         await ensure_channels(self.ks)
-        producer = AIOKafkaProducer(
+        # The database is this installation's, for these topics (mnemo.kafka.installation).
+        self.installation_id = await claim_for_gateway(self.db, self.ks)
+        await self.start_producer()
+        self._lag_task = asyncio.create_task(self._lag.run(self.ks.lag_interval_seconds))
+
+    def _real_producer(self) -> AIOKafkaProducer:
+        return AIOKafkaProducer(
             bootstrap_servers=self.ks.bootstrap_servers,
             acks="all",
             enable_idempotence=True,
             request_timeout_ms=int(self.ks.produce_timeout_seconds * 1000),
         )
+
+    async def start_producer(self) -> None:
+        producer = self._new_producer()
         await producer.start()
         self._producer = producer
-        self._lag_task = asyncio.create_task(self._lag.run(self.ks.lag_interval_seconds))
+
+    async def _replace_producer(self, broken: AIOKafkaProducer, exc: BaseException) -> None:
+        """A new producer for one the broker refuses (only once per broken producer: the
+        adds failing together share the replacement)."""
+        stop = broken.stop
+        async with self._producer_lock:
+            if self._producer is not broken:
+                return
+            log.warning("the Kafka producer is refused (%s); starting a new one",
+                        describe(exc, 200))  # fmt: skip
+            self._producer = None
+            self.producer_restarts += 1
+            try:
+                await self.start_producer()
+            finally:
+                stopping = asyncio.ensure_future(stop())  # its batches may wait long
+                stopping.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def check(self) -> str | None:
-        """None when a broker answers a metadata request within a few seconds."""
+        """None when a broker answers a metadata request within a few seconds and the
+        last add was not refused by the broker."""
         if self._producer is None:
             return "the Kafka producer is not running"
+        # A refusal long ago is not news: with no adds (a balancer that took this gateway
+        # out), readiness must be able to come back; the next refused add says it again.
+        recent = time.monotonic() - self._refused_at < max(
+            30.0, 2 * self.ks.produce_timeout_seconds
+        )
+        if self.refusing is not None and recent:
+            return f"adds are refused: {self.refusing}"
         try:
             async with asyncio.timeout(BROKER_CHECK_SECONDS):
                 await self._producer.client.fetch_all_metadata()
         except Exception as exc:
             return f"broker unreachable ({describe(exc, 200)})"
         return None
+
+    def lag_problem(self) -> str | None:
+        """Why the exported consumer lag is not current (an advisory readiness check)."""
+        return self._lag.stale()
 
     async def backlog(self) -> list[Backlog]:
         """Per consumed channel: records its stage has not consumed, and the oldest's age."""
@@ -171,14 +242,50 @@ class KafkaTransport:
         """Publish and wait for the acknowledgement, `produce_timeout_seconds` at most. The
         wait ends on time even if the producer is slow to give the send up (`wait_for`
         would wait for the cancellation to finish); the refusal covers a late delivery."""
-        if self._producer is None:
-            raise ConnectionError("the Kafka producer is not running")
+        producer = self._producer or await self._restart_producer()
+        try:
+            await self._send(producer, record)
+        except SEQUENCE_ERRORS as exc:
+            self._refuse(f"the broker refused the producer ({exc.__class__.__name__})")
+            with contextlib.suppress(Exception):  # the next add tries again
+                await self._replace_producer(producer, exc)
+            raise
+        except Exception as exc:
+            self._refuse(f"the broker did not acknowledge an add ({describe(exc, 200)})")
+            raise
+        self.refusing = None
+
+    def _refuse(self, reason: str) -> None:
+        self.refusing = reason
+        self._refused_at = time.monotonic()
+
+    async def _restart_producer(self) -> AIOKafkaProducer:
+        """A producer for an add after a replacement that could not start (broker down)."""
+        async with self._producer_lock:
+            if self._producer is None:
+                try:
+                    async with asyncio.timeout(self.ks.produce_timeout_seconds):
+                        await self.start_producer()
+                except Exception as exc:
+                    self._refuse(f"the Kafka producer could not start ({describe(exc, 200)})")
+                    raise ConnectionError("the Kafka producer is not running") from exc
+            assert self._producer is not None
+            return self._producer
+
+    def _headers(self, record: RunRecord) -> list[tuple[str, bytes]]:
+        """The run's trace, and the installation the stages check it against."""
+        headers = spans.to_headers(record.trace)
+        if self.installation_id is not None:
+            headers.append((INSTALLATION_HEADER, self.installation_id.encode()))
+        return headers
+
+    async def _send(self, producer: AIOKafkaProducer, record: RunRecord) -> None:
         send = asyncio.ensure_future(
-            self._producer.send_and_wait(
+            producer.send_and_wait(
                 self.raw_topic,
                 encode(raw_event(record)),
                 key=record.scope_key.encode(),
-                headers=spans.to_headers(record.trace),  # the run's trace goes on
+                headers=self._headers(record),
             )
         )
         done, _ = await asyncio.wait({send}, timeout=self.ks.produce_timeout_seconds)

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import faust
 
-from mnemo.kafka.channels import ensure_channels
+from mnemo.kafka.channels import UnderReplicated, ensure_channels
+from mnemo.kafka.installation import WrongInstallation
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.watchdog import watch_recovery
 from mnemo.logs import configure_logging
@@ -18,6 +19,8 @@ from mnemo.settings import Settings
 from mnemo.tracing.setup import configure as configure_tracing
 
 log = logging.getLogger(__name__)
+# The exit status of a stage that refuses to start on a misconfiguration (EX_CONFIG).
+REFUSED = 78
 
 
 @dataclass(frozen=True)
@@ -36,10 +39,18 @@ def run_service(create: Callable[[Settings], Stage]) -> None:
     settings = Settings()
     loop = asyncio.new_event_loop()  # faust runs on it; the dependencies open on it too
     asyncio.set_event_loop(loop)
-    loop.run_until_complete(ensure_channels(settings.kafka))
+    try:
+        loop.run_until_complete(ensure_channels(settings.kafka))
+    except UnderReplicated as exc:  # a setting to fix, said in one line: no traceback helps
+        log.error("refusing to start: %s", exc)
+        raise SystemExit(REFUSED) from None
     stage = create(settings)
     configure_tracing(stage.app.conf.id)  # the consumer group names it, e.g. mnemo-buffer
-    loop.run_until_complete(stage.rt.open())
+    try:
+        loop.run_until_complete(stage.rt.open())
+    except WrongInstallation as exc:  # never joins the group, never counts as a worker
+        log.error("refusing to start: %s", exc)
+        raise SystemExit(REFUSED) from None
     log.info("%s: ready; joining consumer group %s", stage.rt.service, stage.app.conf.id)
     worker = faust.Worker(stage.app, loop=loop, loglevel="INFO", quiet=True)
     limit = settings.kafka.recovery_stall_seconds

@@ -7,6 +7,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     Column,
     Computed,
     DateTime,
@@ -18,6 +19,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    func,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
@@ -355,6 +357,18 @@ worker_heartbeats = Table(
     Column("pid", Integer, nullable=False),
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("beat_at", DateTime(timezone=True), nullable=False),
+)
+
+# One row: this database's installation id and the topic prefix its gateway claimed
+# (migration 0020, mnemo.store.installation).
+installation = Table(
+    "installation",
+    metadata,
+    Column("singleton", Boolean, primary_key=True),
+    Column("installation_id", String, nullable=False),
+    Column("topic_prefix", String, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    CheckConstraint("singleton", name="installation_singleton"),
 )
 
 # -- Memory over time (migration 0006) ------------------------------------------------------

@@ -91,3 +91,21 @@ def test_what_produced_the_runs_is_shown() -> None:
     ]
     text = render({**KAFKA, "metrics": [*KAFKA["metrics"], *produced]})
     assert "  llm         9 calls, 0 errors; runs produced by gpt-4o 2, offline 3" in text
+
+
+def test_lag_that_cannot_be_read_is_shown_stale_never_as_current() -> None:
+    """During a broker outage the lag gauge keeps its last values (issue 39): status marks
+    them with their age."""
+    stale = {
+        **KAFKA,
+        "metrics": [
+            *KAFKA["metrics"],
+            {"name": "mnemo_kafka_consumer_lag_stale", "labels": {}, "value": 1},
+            {"name": "mnemo_kafka_consumer_lag_age_seconds", "labels": {}, "value": 42.4},
+        ],
+    }
+    lag = next(line for line in render(stale).splitlines() if line.startswith("  lag"))
+    assert lag == "  lag         mnemo-buffer 4 (STALE: read 42 s ago, the broker does not answer)"
+    current = {**KAFKA, "metrics": [*KAFKA["metrics"],
+               {"name": "mnemo_kafka_consumer_lag_stale", "labels": {}, "value": 0}]}  # fmt: skip
+    assert "  lag         mnemo-buffer 4" in render(current).splitlines()

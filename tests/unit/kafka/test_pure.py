@@ -23,11 +23,22 @@ def test_every_channel_gets_a_topic_with_its_partitions_and_retention() -> None:
     ks = KafkaSettings(topic_prefix="t", partitions=6, dlq_partitions=2, raw_retention_ms=5,
                        dlq_retention_ms=7, pipeline_retention_ms=9)  # fmt: skip
     topics = wanted(ks)
-    assert topics["t.raw.v1"] == (6, {"retention.ms": "5"})
-    assert topics["t.dlq.v1"] == (2, {"retention.ms": "7"})
-    assert topics["t.extracted.v1"] == (6, {"retention.ms": "9"})
-    assert wanted(KafkaSettings(topic_prefix="t"))["t.dlq.v1"][1] == {"retention.ms": "-1"}
+    one = {"min.insync.replicas": "1"}
+    assert topics["t.raw.v1"] == (6, {"retention.ms": "5", **one})
+    assert topics["t.dlq.v1"] == (2, {"retention.ms": "7", **one})
+    assert topics["t.extracted.v1"] == (6, {"retention.ms": "9", **one})
+    assert wanted(KafkaSettings(topic_prefix="t"))["t.dlq.v1"][1] == {"retention.ms": "-1", **one}
     assert channel_names(ks).raw == "t.raw.v1"
+
+
+def test_every_topic_is_created_with_the_configured_min_insync_replicas() -> None:
+    ks = KafkaSettings(topic_prefix="t", replication_factor=3, min_insync_replicas=2)
+    assert {configs["min.insync.replicas"] for _, configs in wanted(ks).values()} == {"2"}
+
+
+def test_min_insync_replicas_above_the_replication_factor_is_refused() -> None:
+    with pytest.raises(ValueError, match="MNEMO_KAFKA_MIN_INSYNC_REPLICAS \\(3\\) exceeds"):
+        KafkaSettings(replication_factor=2, min_insync_replicas=3)
 
 
 def test_consumer_groups_and_broker_urls() -> None:
