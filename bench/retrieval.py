@@ -8,7 +8,10 @@ Reported overall and per category, for k = 5 and 10, on BEAM-128K and LoCoMo dev
 (bench/retrieval_data.py says where the data comes from and whom to cite).
 
     python -m bench.retrieval [--sets beam,locomo] [--embedder local|<candidate>]
-                              [--fusion-study] [--json out.json]
+                              [--fusion-study] [--json out.json] [--no-signals]
+
+Before the product's table, each set prints the recall signals' variants (see
+bench/recall_variants.py): every mode under each signal alone, none, and the defaults.
 """
 
 from __future__ import annotations
@@ -141,13 +144,18 @@ async def load(engine: Engine, data: Dataset) -> None:
             batch = docs[first : first + COMMIT_BATCH]
             contents = [text for _, text in batch]
             vectors = await embedder.embed(contents)
+            # one run per session and each message's own time, as an add of the session's
+            # messages would store them (a memory's neighbours are its run's; see
+            # mnemo.store.neighbours)
             candidates = [
                 Candidate(
                     content=text,
                     topic=TOPIC,
                     user_id=user,
                     properties={ID_PROPERTY: doc_id},
-                    run_id=f"bench-{user}",
+                    run_id=f"bench-{data.origins[(user, doc_id)].session}",
+                    event_time=data.origins[(user, doc_id)].time,
+                    event_time_end=data.origins[(user, doc_id)].time,
                 )
                 for doc_id, text in batch
             ]
@@ -248,8 +256,10 @@ async def run_one(
     study_depth: int = 0,
     settings: dict[str, object] | None = None,
     cache: bool = False,
+    compare_signals: bool = False,
 ) -> tuple[Results, list[dict[str, Ranked]], float]:
-    """One set in a fresh embedded database; returns (results, study lists, seconds)."""
+    """One set in a fresh embedded database; returns (results, study lists, seconds). With
+    `compare_signals`, first prints every recall-signal variant (bench.recall_variants)."""
     started = time.perf_counter()
     # Under bench/results like the other sections: the embedded Postgres (its own user when
     # run as root) must be able to traverse the folder, which a private temp dir is not.
@@ -263,6 +273,13 @@ async def run_one(
         )
         try:
             await load(engine, data)
+            if compare_signals:
+                from bench import recall_variants
+
+                by_variant, latency = await recall_variants.evaluate(
+                    engine, data, recall_variants.variants()
+                )
+                print(f"\n{recall_variants.report(by_variant, latency)}", flush=True)
             results, lists = await evaluate(engine, data, study_depth=study_depth)
         finally:
             save = getattr(engine.deps.embedder, "save", None)
@@ -292,12 +309,20 @@ def main() -> None:
     parser.add_argument(
         "--lists", type=Path, default=None, help="with --fusion-study: write each question's lists"
     )
+    parser.add_argument(
+        "--no-signals",
+        dest="signals",
+        action="store_false",
+        help="skip the recall-signal variants (bench.recall_variants); print the product only",
+    )
     args = parser.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     depth = args.study_depth if args.fusion_study else 0
     figures = []
     for data in datasets(sets, args.data or shared_data()):
-        results, lists, seconds = asyncio.run(run_one(data, args.embedder, depth, cache=args.cache))
+        results, lists, seconds = asyncio.run(
+            run_one(data, args.embedder, depth, cache=args.cache, compare_signals=args.signals)
+        )
         figures.append(results.as_dict())
         print(f"\n{results.table()}\n({seconds:.0f} s; embedder {args.embedder})", flush=True)
         if args.fusion_study:
