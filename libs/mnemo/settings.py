@@ -305,7 +305,7 @@ class Settings(BaseSettings):
     # of candidates, in every retrieval mode; 0 turns one off. Measured on both dev sets
     # (docs/benchmarks.md, Retrieval quality).
     recall_time_weight: float = Field(
-        default=0.0,
+        default=1.0,
         ge=0,
         le=5,
         description="Lift for a memory whose event time falls in a window the query names "
@@ -319,7 +319,7 @@ class Settings(BaseSettings):
         "the query mentions.",
     )
     recall_context_weight: float = Field(
-        default=0.0,
+        default=0.5,
         ge=0,
         le=5,
         description="Share of the better neighbour's z-score (the memories written just "
