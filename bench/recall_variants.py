@@ -111,3 +111,22 @@ def report(results: Mapping[str, Results], latency: Latency) -> str:
         )
         lines.append(row)
     return "\n\n".join(lines[: -len(results) - 1]) + "\n" + "\n".join(lines[-len(results) - 1 :])
+
+
+def rows(results: Mapping[str, Results], latency: Latency) -> list[tuple[str, str]]:
+    """`make bench` rows: each variant's hybrid R@5 / @10, its margin over `lists` with the
+    95% interval at k 5, and its mean hybrid search time."""
+    out = []
+    for name, figures in results.items():
+        mean, low, high = bootstrap(
+            _hits(figures, "hybrid", 5), _hits(results["lists"], "hybrid", 5)
+        )
+        ms = 1000 * statistics.fmean(latency[(name, "hybrid")])
+        out.append(
+            (
+                f"signals {name}: hybrid R@5 / @10, margin @5 [95%], ms",
+                f"{figures.recall('hybrid', 5):.3f} / {figures.recall('hybrid', 10):.3f}  "
+                f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]  {ms:.1f} ms",
+            )
+        )
+    return out

@@ -242,9 +242,9 @@ def embedder_named(name: str, cache: bool = False) -> Embedder | None:
     return embedder
 
 
-def datasets(sets: Sequence[str], data_root: Path) -> list[Dataset]:
+def datasets(sets: Sequence[str], data_root: Path, beam_chats: int | None = None) -> list[Dataset]:
     loaders = {
-        "beam": lambda: beam(data_root / "beam-128k"),
+        "beam": lambda: beam(data_root / "beam-128k", beam_chats),
         "locomo": lambda: locomo(data_root / "locomo-dev" / "locomo-dev.json"),
     }
     return [loaders[name]() for name in sets]
@@ -257,6 +257,7 @@ async def run_one(
     settings: dict[str, object] | None = None,
     cache: bool = False,
     compare_signals: bool = False,
+    signal_rows: list[tuple[str, str]] | None = None,
 ) -> tuple[Results, list[dict[str, Ranked]], float]:
     """One set in a fresh embedded database; returns (results, study lists, seconds). With
     `compare_signals`, first prints every recall-signal variant (bench.recall_variants)."""
@@ -280,7 +281,14 @@ async def run_one(
                     engine, data, recall_variants.variants()
                 )
                 print(f"\n{recall_variants.report(by_variant, latency)}", flush=True)
-            results, lists = await evaluate(engine, data, study_depth=study_depth)
+                if signal_rows is not None:
+                    signal_rows += recall_variants.rows(by_variant, latency)
+            if compare_signals and not study_depth:
+                # the product's variant is the product's search: not run twice
+                results, lists = by_variant["product"], []
+                results.dataset = data.name
+            else:
+                results, lists = await evaluate(engine, data, study_depth=study_depth)
         finally:
             save = getattr(engine.deps.embedder, "save", None)
             if save is not None:
@@ -315,11 +323,17 @@ def main() -> None:
         action="store_false",
         help="skip the recall-signal variants (bench.recall_variants); print the product only",
     )
+    parser.add_argument(
+        "--beam-chats",
+        type=int,
+        default=None,
+        help="only BEAM's first N chats (all 20 by default; a quick check, not the set)",
+    )
     args = parser.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     depth = args.study_depth if args.fusion_study else 0
     figures = []
-    for data in datasets(sets, args.data or shared_data()):
+    for data in datasets(sets, args.data or shared_data(), args.beam_chats):
         results, lists, seconds = asyncio.run(
             run_one(data, args.embedder, depth, cache=args.cache, compare_signals=args.signals)
         )
@@ -343,9 +357,14 @@ def main() -> None:
 def bench_section(table: Table) -> None:
     """`make bench` section 8: both sets, overall and per category, with the goal's verdict."""
     for data in datasets(["beam", "locomo"], shared_data()):
-        results, _, seconds = asyncio.run(run_one(data))
+        signal_rows: list[tuple[str, str]] = []
+        results, _, seconds = asyncio.run(
+            run_one(data, compare_signals=True, signal_rows=signal_rows)
+        )
         print(results.table(), flush=True)
         name = results.dataset
+        for label, cells in signal_rows:
+            table.add("8 retrieval", f"{name} {label}", cells)
         for k in KS:
             figures = " / ".join(f"{results.recall(m, k):.3f}" for m in MODES)
             table.add("8 retrieval", f"{name} R_any@{k} vector / bm25 / hybrid", figures)

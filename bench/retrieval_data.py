@@ -89,7 +89,7 @@ def _beam_evidence(refs: Any) -> set[str]:
 
 
 def beam(folder: Path, chats: int | None = None) -> Dataset:
-    data = Dataset("beam-128k")
+    data = Dataset("beam-128k" if chats is None else f"beam-128k-first{chats}")
     chat_dirs = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: int(p.name))
     for chat_dir in chat_dirs[:chats]:
         user = f"beam-{chat_dir.name}"

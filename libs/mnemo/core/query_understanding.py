@@ -169,9 +169,10 @@ def time_windows(text: str, reference: datetime) -> list[Window]:
     """The day windows the time expressions of `text` name, resolved against `reference`."""
     today = reference.astimezone(UTC).date()
     windows: list[Window] = []
-    text = _LAST_MONTH_NAME.sub(
-        lambda m: windows.append(_recent_month(_month_index(m[1]), today, True)) or " ", text
-    )
+    # "last May" first: the month before this one's, which the offline parser does not read.
+    for match in _LAST_MONTH_NAME.finditer(text):
+        windows.append(_recent_month(_month_index(match[1]), today, True))
+    text = _LAST_MONTH_NAME.sub(" ", text)
     # The offline parser rewrites relative dates into absolute ones ("on 2025-03-09",
     # "in 2025-03", "in the week of 2025-03-03", "in 2024", "in the spring of 2024").
     found, rest = _absolute(resolve_relative_dates(text, today))
