@@ -318,8 +318,9 @@ class Settings(BaseSettings):
         description="Lift for a memory whose subject, speaker or a property value is a name "
         "the query mentions.",
     )
+    # 0.5 measured best on LoCoMo (docs/benchmarks.md); off until BEAM-128K confirms it.
     recall_context_weight: float = Field(
-        default=0.5,
+        default=0.0,
         ge=0,
         le=5,
         description="Share of the better neighbour's z-score (the memories written just "
