@@ -251,8 +251,13 @@ class CachedEmbedder:
         return await self._cached("query", texts, self.inner.embed_query)
 
     def save(self) -> None:
+        """Written beside, then renamed over; merged with what another run saved since."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_bytes(pickle.dumps(self.cache))
+        if self.path.is_file():
+            self.cache = {**pickle.loads(self.path.read_bytes()), **self.cache}
+        part = self.path.with_suffix(f".{os.getpid()}.part")
+        part.write_bytes(pickle.dumps(self.cache))
+        part.replace(self.path)
 
     async def _cached(
         self, kind: str, texts: Sequence[str], embed: Callable[..., Any]

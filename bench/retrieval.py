@@ -8,7 +8,10 @@ Reported overall and per category, for k = 5 and 10, on BEAM-128K and LoCoMo dev
 (bench/retrieval_data.py says where the data comes from and whom to cite).
 
     python -m bench.retrieval [--sets beam,locomo] [--embedder local|<candidate>]
-                              [--fusion-study] [--json out.json]
+                              [--fusion-study] [--json out.json] [--no-signals]
+
+Before the product's table, each set prints the recall signals' variants (see
+bench/recall_variants.py): every mode under each signal alone, none, and the defaults.
 """
 
 from __future__ import annotations
@@ -141,13 +144,18 @@ async def load(engine: Engine, data: Dataset) -> None:
             batch = docs[first : first + COMMIT_BATCH]
             contents = [text for _, text in batch]
             vectors = await embedder.embed(contents)
+            # one run per session and each message's own time, as an add of the session's
+            # messages would store them (a memory's neighbours are its run's; see
+            # mnemo.store.neighbours)
             candidates = [
                 Candidate(
                     content=text,
                     topic=TOPIC,
                     user_id=user,
                     properties={ID_PROPERTY: doc_id},
-                    run_id=f"bench-{user}",
+                    run_id=f"bench-{data.origins[(user, doc_id)].session}",
+                    event_time=data.origins[(user, doc_id)].time,
+                    event_time_end=data.origins[(user, doc_id)].time,
                 )
                 for doc_id, text in batch
             ]
@@ -234,9 +242,9 @@ def embedder_named(name: str, cache: bool = False) -> Embedder | None:
     return embedder
 
 
-def datasets(sets: Sequence[str], data_root: Path) -> list[Dataset]:
+def datasets(sets: Sequence[str], data_root: Path, beam_chats: int | None = None) -> list[Dataset]:
     loaders = {
-        "beam": lambda: beam(data_root / "beam-128k"),
+        "beam": lambda: beam(data_root / "beam-128k", beam_chats),
         "locomo": lambda: locomo(data_root / "locomo-dev" / "locomo-dev.json"),
     }
     return [loaders[name]() for name in sets]
@@ -248,8 +256,11 @@ async def run_one(
     study_depth: int = 0,
     settings: dict[str, object] | None = None,
     cache: bool = False,
+    compare_signals: bool = False,
+    signal_rows: list[tuple[str, str]] | None = None,
 ) -> tuple[Results, list[dict[str, Ranked]], float]:
-    """One set in a fresh embedded database; returns (results, study lists, seconds)."""
+    """One set in a fresh embedded database; returns (results, study lists, seconds). With
+    `compare_signals`, first prints every recall-signal variant (bench.recall_variants)."""
     started = time.perf_counter()
     # Under bench/results like the other sections: the embedded Postgres (its own user when
     # run as root) must be able to traverse the folder, which a private temp dir is not.
@@ -263,7 +274,21 @@ async def run_one(
         )
         try:
             await load(engine, data)
-            results, lists = await evaluate(engine, data, study_depth=study_depth)
+            if compare_signals:
+                from bench import recall_variants
+
+                by_variant, latency = await recall_variants.evaluate(
+                    engine, data, recall_variants.variants()
+                )
+                print(f"\n{recall_variants.report(by_variant, latency)}", flush=True)
+                if signal_rows is not None:
+                    signal_rows += recall_variants.rows(by_variant, latency)
+            if compare_signals and not study_depth:
+                # the product's variant is the product's search: not run twice
+                results, lists = by_variant["product"], []
+                results.dataset = data.name
+            else:
+                results, lists = await evaluate(engine, data, study_depth=study_depth)
         finally:
             save = getattr(engine.deps.embedder, "save", None)
             if save is not None:
@@ -292,12 +317,26 @@ def main() -> None:
     parser.add_argument(
         "--lists", type=Path, default=None, help="with --fusion-study: write each question's lists"
     )
+    parser.add_argument(
+        "--no-signals",
+        dest="signals",
+        action="store_false",
+        help="skip the recall-signal variants (bench.recall_variants); print the product only",
+    )
+    parser.add_argument(
+        "--beam-chats",
+        type=int,
+        default=None,
+        help="only BEAM's first N chats (all 20 by default; a quick check, not the set)",
+    )
     args = parser.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     depth = args.study_depth if args.fusion_study else 0
     figures = []
-    for data in datasets(sets, args.data or shared_data()):
-        results, lists, seconds = asyncio.run(run_one(data, args.embedder, depth, cache=args.cache))
+    for data in datasets(sets, args.data or shared_data(), args.beam_chats):
+        results, lists, seconds = asyncio.run(
+            run_one(data, args.embedder, depth, cache=args.cache, compare_signals=args.signals)
+        )
         figures.append(results.as_dict())
         print(f"\n{results.table()}\n({seconds:.0f} s; embedder {args.embedder})", flush=True)
         if args.fusion_study:
@@ -318,9 +357,14 @@ def main() -> None:
 def bench_section(table: Table) -> None:
     """`make bench` section 8: both sets, overall and per category, with the goal's verdict."""
     for data in datasets(["beam", "locomo"], shared_data()):
-        results, _, seconds = asyncio.run(run_one(data))
+        signal_rows: list[tuple[str, str]] = []
+        results, _, seconds = asyncio.run(
+            run_one(data, compare_signals=True, signal_rows=signal_rows)
+        )
         print(results.table(), flush=True)
         name = results.dataset
+        for label, cells in signal_rows:
+            table.add("8 retrieval", f"{name} {label}", cells)
         for k in KS:
             figures = " / ".join(f"{results.recall(m, k):.3f}" for m in MODES)
             table.add("8 retrieval", f"{name} R_any@{k} vector / bm25 / hybrid", figures)

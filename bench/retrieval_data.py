@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +43,22 @@ class Question:
     category: str
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a document was said: its session (one run of the memory service) and when."""
+
+    session: str
+    time: datetime
+
+
 @dataclass
 class Dataset:
     name: str
     # user -> [(document id, text)], in conversation order
     documents: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     questions: list[Question] = field(default_factory=list)
+    # (user, document id) -> its session and event time
+    origins: dict[tuple[str, str], Origin] = field(default_factory=dict)
 
     @property
     def document_count(self) -> int:
@@ -78,7 +89,7 @@ def _beam_evidence(refs: Any) -> set[str]:
 
 
 def beam(folder: Path, chats: int | None = None) -> Dataset:
-    data = Dataset("beam-128k")
+    data = Dataset("beam-128k" if chats is None else f"beam-128k-first{chats}")
     chat_dirs = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: int(p.name))
     for chat_dir in chat_dirs[:chats]:
         user = f"beam-{chat_dir.name}"
@@ -89,6 +100,12 @@ def beam(folder: Path, chats: int | None = None) -> Dataset:
                     content = _BEAM_MARKER.sub("", message["content"]).strip()
                     if content:
                         docs.append((str(message["id"]), content))
+                        # BEAM dates almost no message: a minute apart, in a year no
+                        # question names, so a time window never matches by accident.
+                        data.origins[(user, str(message["id"]))] = Origin(
+                            f"{user}-{batch['batch_number']}",
+                            BEAM_EPOCH + timedelta(minutes=len(docs)),
+                        )
         questions = json.loads((chat_dir / "probing_questions.json").read_text())
         for ability, items in questions.items():
             for item in items:
@@ -98,6 +115,21 @@ def beam(folder: Path, chats: int | None = None) -> Dataset:
                         Question(user, item["question"], frozenset(evidence), ability)
                     )
     return data
+
+
+BEAM_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+_SESSION_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m) on (\d{1,2}) (\w+),? (\d{4})", re.I)
+
+
+def locomo_date(text: str) -> datetime:
+    """`"1:56 pm on 8 May, 2023"` as a UTC datetime."""
+    match = _SESSION_DATE.search(text)
+    if match is None:
+        raise ValueError(f"unknown LoCoMo session date {text!r}")
+    hour, minute, half, day, month, year = match.groups()
+    hour_24 = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
+    month_number = datetime.strptime(month[:3], "%b").month
+    return datetime(int(year), month_number, int(day), hour_24, int(minute), tzinfo=UTC)
 
 
 def locomo_text(session_date: str, turn: dict[str, Any]) -> str:
@@ -116,10 +148,13 @@ def locomo(path: Path, conversations: int | None = None) -> Dataset:
         session = 1
         while f"session_{session}" in conversation:
             date = conversation[f"session_{session}_date_time"]
-            docs.extend(
-                (turn["dia_id"], locomo_text(date, turn))
-                for turn in conversation[f"session_{session}"]
-            )
+            start = locomo_date(date)
+            for n, turn in enumerate(conversation[f"session_{session}"]):
+                docs.append((turn["dia_id"], locomo_text(date, turn)))
+                # a turn a minute: the session's order, on the session's date
+                data.origins[(user, turn["dia_id"])] = Origin(
+                    f"{user}-{session}", start + timedelta(minutes=n)
+                )
             session += 1
         known = {doc_id for doc_id, _ in docs}
         for item in sample["qa"]:

@@ -403,6 +403,31 @@ class Settings(BaseSettings):
     # query's own score spreads set the scale (store.search.fuse). 0.65 with the local model:
     # 0.65-0.70 put hybrid above both lists on both dev sets (README, Retrieval quality).
     hybrid_alpha: float = Field(default=0.65, ge=0, le=1)
+    # Recall signals (core.recall_signals), each in standard deviations of a search's pool
+    # of candidates, in every retrieval mode; 0 turns one off. Measured on both dev sets
+    # (docs/benchmarks.md, Retrieval quality).
+    recall_time_weight: float = Field(
+        default=1.0,
+        ge=0,
+        le=5,
+        description="Lift for a memory whose event time falls in a window the query names "
+        "('in May 2023', 'last year').",
+    )
+    recall_names_weight: float = Field(
+        default=0.0,
+        ge=0,
+        le=5,
+        description="Lift for a memory whose subject, speaker or a property value is a name "
+        "the query mentions.",
+    )
+    # 0.5 measured best on LoCoMo (docs/benchmarks.md); off until BEAM-128K confirms it.
+    recall_context_weight: float = Field(
+        default=0.0,
+        ge=0,
+        le=5,
+        description="Share of the better neighbour's z-score (the memories written just "
+        "before and after by the same run) added to a memory's.",
+    )
 
     # Distributed mode (Kafka stage services and the gateway in front of them).
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)

@@ -27,7 +27,9 @@ from mnemo.core.engine_console import EngineConsoleReads
 from mnemo.core.erasure import erase_user
 from mnemo.core.groups import GroupCache
 from mnemo.core.keyring import KeyRing
+from mnemo.core.query_understanding import understand
 from mnemo.core.readiness import WriteHealth
+from mnemo.core.recall_signals import POOL_DEPTH, recall_weights, rerank
 from mnemo.core.retry import RunRetry
 from mnemo.core.run_watch import RunWatch
 from mnemo.core.shedding import Shedder
@@ -49,11 +51,13 @@ from mnemo.domain.requests import (
     SearchRequest,
 )
 from mnemo.domain.scope import normalize_user_id
+from mnemo.domain.search import MemoryQuery
 from mnemo.settings import Settings
 from mnemo.store import browse as browse_store
 from mnemo.store import erasure as erasure_store
 from mnemo.store import keys, runs
 from mnemo.store import memories as memory_store
+from mnemo.store import neighbours as neighbour_store
 from mnemo.store import provenance as provenance_store
 from mnemo.store import search as search_store
 from mnemo.store.corpus_stats import CorpusStatsCache
@@ -141,6 +145,24 @@ class Engine(EngineAdds, EngineConsoleReads):
         async def embed_query() -> list[float]:
             return (await self.deps.embedder.embed_query([query.text]))[0]
 
+        found = await self._ranked(query, group, embed_query)
+        text = None if query.retrieval_type == "fetch" else query.text
+        later = await search_store.later_memories(self.db, query, group, found)
+        found = current_first(with_successors(found, later, query.limit), text)
+        if query.as_of is None:  # a look at the past is not a recall of today's memories
+            self.dynamics.recalled(query, group, found)
+        return await self.dynamics.with_rules(found) if query.include_consolidated else found
+
+    async def _ranked(
+        self,
+        query: MemoryQuery,
+        group: GroupConfig,
+        embed_query: Callable[[], Awaitable[list[float]]],
+    ) -> list[Memory]:
+        """The store's ranked hits, moved by the recall signals (`core.recall_signals`)
+        when any is on: a pool of POOL_DEPTH candidates, cut to the limit after the move."""
+        weights = recall_weights(self.settings)
+        on = weights.active and query.retrieval_type != "fetch" and bool(query.text.strip())
         found = await search_store.search(
             self.db,
             query,
@@ -148,13 +170,15 @@ class Engine(EngineAdds, EngineConsoleReads):
             embed_query,
             self.corpus_stats,
             self.settings.hybrid_alpha,
+            pool=POOL_DEPTH if on else 0,
         )
-        text = None if query.retrieval_type == "fetch" else query.text
-        later = await search_store.later_memories(self.db, query, group, found)
-        found = current_first(with_successors(found, later, query.limit), text)
-        if query.as_of is None:  # a look at the past is not a recall of today's memories
-            self.dynamics.recalled(query, group, found)
-        return await self.dynamics.with_rules(found) if query.include_consolidated else found
+        if not on:
+            return found
+        intent = understand(query.text, query.as_of or self.deps.clock.now())
+        near: dict[str, list[str]] = {}
+        if weights.context:
+            near = await neighbour_store.neighbours(self.db, query, group, [m.id for m in found])
+        return rerank(found, query.retrieval_type, intent, near, weights, query.limit)
 
     async def list_memories(self, project: str, request: ListRequest) -> tuple[list[Memory], int]:
         page = await self.list_page(project, request)

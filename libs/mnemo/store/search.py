@@ -123,10 +123,14 @@ async def search(
     embed_query: Callable[[], Awaitable[Sequence[float]]],
     corpus_stats: CorpusStatsCache,
     hybrid_alpha: float,
+    pool: int = 0,
 ) -> list[Memory]:
     """Run `query`. `embed_query` is awaited only by the modes that need a vector, and in
     hybrid mode while the keyword half already runs on its own connection. With
-    `query.as_of` every mode reads the memories as they stood then (`store.as_of`)."""
+    `query.as_of` every mode reads the memories as they stood then (`store.as_of`).
+    `pool`: return up to that many ranked hits rather than `query.limit` (when larger), for
+    ranking that moves candidates before the cut (`core.recall_signals`)."""
+    limit = max(query.limit, pool)
     where = visible_memories(query, group)
     if query.as_of is not None:
         corpus_stats = CorpusStatsCache(ttl_seconds=0.0)  # a past scope: counted, not cached
@@ -146,15 +150,15 @@ async def search(
             return await keyword_search(reader, where, query.text, limit, corpus_stats, indexed)
 
     if query.retrieval_type == "bm25":
-        hits = [(row, squash(score)) for row, score in await keyword_half(query.limit)]
+        hits = [(row, squash(score)) for row, score in await keyword_half(limit)]
     elif query.retrieval_type == "vector":
-        hits = await vector_half(query.limit)
+        hits = await vector_half(limit)
         if query.min_similarity is not None:
             hits = [(row, s) for row, s in hits if s >= query.min_similarity]
     else:
-        depth = max(query.limit, FUSION_DEPTH)
+        depth = max(limit, FUSION_DEPTH)
         vector, keyword = await asyncio.gather(vector_half(depth), keyword_half(depth))
-        hits = fuse(vector, keyword, hybrid_alpha, query.limit)
+        hits = fuse(vector, keyword, hybrid_alpha, limit)
         if query.min_similarity is not None:
             hits = similar_enough(hits, vector, query.min_similarity)
     return [memory_from_row(row, score=round(score, 6)) for row, score in hits]
