@@ -44,6 +44,9 @@ def gateway_settings(database_url: str, data_dir: Path, **overrides: object) -> 
         "bus_poll_seconds": 0.05,
         "buffer_tick_seconds": 0.2,
         "max_body_bytes": 64 * 1024,
+        # Two calls (extract, then transform_with_context), which the tests script one by one;
+        # the combined call has its own tests (tests/integration/engine/test_extract_reconcile.py).
+        "extract_reconcile_max_chars": 0,
         **overrides,
     }
     return Settings(**values)  # type: ignore[arg-type]

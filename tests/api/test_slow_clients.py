@@ -124,9 +124,14 @@ def trickle(sock: socket.socket, data: bytes) -> bytes:
             chunk = sock.recv(65536)
         except TimeoutError:
             continue
+        except ConnectionResetError:  # closed with our last byte unread: nothing more comes
+            return received
         if not chunk:
             return received
+        # The server answered: stop sending, or the next byte meets a closed socket and the
+        # reset it provokes can discard the rest of the answer.
         received += chunk
+        break
     sock.settimeout(GUARD_SECONDS)
     try:
         return received + read_until_closed(sock)

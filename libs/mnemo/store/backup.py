@@ -223,7 +223,8 @@ INTERRUPTED = (
 
 async def fail_unfinished(url: str) -> list[str]:
     """Fail the runs that were running or buffered at the backup (distributed restores:
-    their records are not on the new topics). Returns their ids."""
+    their records are not on the new topics), and drop what an embedded bus or buffer still
+    held for them, so that only a retry re-drives them. Returns their ids."""
     async with await psycopg.AsyncConnection.connect(plain_url(url)) as conn:
         rows = await (
             await conn.execute(
@@ -232,5 +233,7 @@ async def fail_unfinished(url: str) -> list[str]:
                 (INTERRUPTED,),
             )
         ).fetchall()
+        await conn.execute("DELETE FROM bus_records")
+        await conn.execute("DELETE FROM buffer_items")
         await conn.commit()
     return sorted(str(row[0]) for row in rows)

@@ -36,6 +36,7 @@ def start_worker(database_url: str, llm_url: str, data_dir: Path) -> subprocess.
         "MNEMO_EMBEDDING_PROVIDER": "hash",
         "MNEMO_WORKERS": "4",
         "MNEMO_BUS_POLL_SECONDS": "0.05",
+        "MNEMO_EXTRACT_RECONCILE_MAX_CHARS": "0",  # the two scripted calls, as the engine's
     }
     return subprocess.Popen(
         [sys.executable, "-m", "mnemo.embedded"],

@@ -71,7 +71,7 @@ async def test_get_and_delete_do_not_cross_users_groups_or_projects(
     for call in (engine.get_memory, engine.delete_memory):
         with pytest.raises(InvalidRequest) as caught:
             await call(project, "default", "frank", memory_id)
-        assert caught.value.status == 422
+        assert caught.value.kind == "unprocessable"  # answered 422
         assert [e.location for e in caught.value.errors] == ["query.user_id"]
     await engine.delete_memory(project, "default", "carol", memory_id)
     with pytest.raises(NotFound):
