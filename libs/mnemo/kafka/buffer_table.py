@@ -95,6 +95,18 @@ class BufferTable:
         step = stage.batch_buffer(group, event.step_id)
         key = stage.buffer_key(group.name, step.id, event.scope_key)
         state = await self.recover(key, group)
+        if state is not None and state.items:
+            # A user erased since these items arrived: drop them now, before new items of the
+            # same user join them (the tick's sweep may not have run yet), so the next flush
+            # holds nothing erased and is not withdrawn whole.
+            deps = await self.rt.deps()
+            async with deps.db.begin() as tx:
+                erased = await withdraw_erased(
+                    tx, {i.run_id for i in state.items}, deps.clock.now()
+                )
+            if erased:
+                state = stage.without_runs(state, erased)
+                await self.save(key, state)
         arrival = stage.arrive(state, event, group, step, incoming.partition, self.rt.clock.now(),
                                self.rt.service, incoming.trace)  # fmt: skip
         await self.rt.emit(arrival.emits)

@@ -101,6 +101,7 @@ class KafkaTransport:
         self.refusing: str | None = None
         self._refused_at = float("-inf")
         self.producer_restarts = 0
+        self._stopped = False  # by `stop`: no add is published after it, none restarts it
         self._lag = LagMonitor(ks.bootstrap_servers, stage_groups(ks))
         self._lag_task: asyncio.Task[None] | None = None
         self._backlog = KafkaBacklog(ks.bootstrap_servers, consumers(ks))
@@ -172,6 +173,7 @@ class KafkaTransport:
         return await self._backlog.measure()
 
     async def stop(self) -> None:
+        self._stopped = True
         if self._lag_task is not None:
             self._lag_task.cancel()
             await asyncio.gather(self._lag_task, return_exceptions=True)
@@ -242,6 +244,8 @@ class KafkaTransport:
         """Publish and wait for the acknowledgement, `produce_timeout_seconds` at most. The
         wait ends on time even if the producer is slow to give the send up (`wait_for`
         would wait for the cancellation to finish); the refusal covers a late delivery."""
+        if self._stopped:
+            raise ConnectionError("the Kafka transport is stopped")
         producer = self._producer or await self._restart_producer()
         try:
             await self._send(producer, record)
