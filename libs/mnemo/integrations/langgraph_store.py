@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mnemo.client.aio import AsyncMnemoClient
-from mnemo.client.errors import NotFoundError
+from mnemo.client.errors import NotFoundError, ValidationError
 from mnemo.client.models import HybridRetrieval, Memory
 from mnemo.integrations.memory_tools import require
 
@@ -146,11 +146,20 @@ class MnemoStore(BaseStore):
     async def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
         user = user_for(namespace)
         memory_id = self._memory_id(await self._setup(), namespace, key)
+        memory = await self._memory(memory_id, user)
+        return None if memory is None else _item(memory, namespace)
+
+    async def _memory(self, memory_id: str, user: str) -> Any:
+        """The memory, or None when it is not there: a 404, or Engram's 422 for a user the
+        project has never seen (a namespace nothing was put in yet)."""
         try:
-            memory = await self.client.memories.get(memory_id, user_id=user, group=self.group)
+            return await self.client.memories.get(memory_id, user_id=user, group=self.group)
         except NotFoundError:
             return None
-        return _item(memory, namespace)
+        except ValidationError as exc:
+            if _unknown_user(exc):
+                return None
+            raise
 
     async def _put(
         self, project: str, namespace: tuple[str, ...], key: str, value: Mapping[str, Any] | None
@@ -162,13 +171,13 @@ class MnemoStore(BaseStore):
                 await self.client.memories.delete(memory_id, user_id=user, group=self.group)
             except NotFoundError:
                 pass  # deleting what is not there is done
+            except ValidationError as exc:
+                if not _unknown_user(exc):
+                    raise
             return
         now = datetime.now(UTC)
-        try:
-            existing = await self.client.memories.get(memory_id, user_id=user, group=self.group)
-            created = existing.created_at
-        except NotFoundError:
-            created = now
+        existing = await self._memory(memory_id, user)
+        created = now if existing is None else existing.created_at
         stamp = now.isoformat()
         await self.client.import_batch(
             {
@@ -233,3 +242,8 @@ def _search_item(memory: Memory, namespace: tuple[str, ...]) -> SearchItem:
         updated_at=memory.updated_at,
         score=memory.score,
     )
+
+
+def _unknown_user(exc: ValidationError) -> bool:
+    """Engram's 422 for a user_id the project has never seen (nothing of theirs exists)."""
+    return any(error.get("location") == "query.user_id" for error in exc.errors)

@@ -359,6 +359,16 @@ worker_heartbeats = Table(
     Column("beat_at", DateTime(timezone=True), nullable=False),
 )
 
+# Which mnemo release brought the schema to each revision (migration 0018,
+# mnemo.store.schema_release): an older mnemo names the release a newer database needs.
+schema_releases = Table(
+    "schema_releases",
+    metadata,
+    Column("revision", String, primary_key=True),
+    Column("mnemo_version", String, nullable=False),
+    Column("migrated_at", DateTime(timezone=True), nullable=False),
+)
+
 # One row: this database's installation id and the topic prefix its gateway claimed
 # (migration 0020, mnemo.store.installation).
 installation = Table(

@@ -35,6 +35,9 @@ async def test_worker_processes_run_the_pipeline_and_stop_cleanly(
         "MNEMO_LLM_API_KEY": "x",
         "MNEMO_EMBEDDING_PROVIDER": "hash",
         "MNEMO_BUS_POLL_SECONDS": "0.05",
+        # The worker processes read their settings from the environment: the two scripted
+        # calls, as the engine's settings say.
+        "MNEMO_EXTRACT_RECONCILE_MAX_CHARS": "0",
     }.items():
         monkeypatch.setenv(name, value)
     settings = engine_settings(postgres.new_database(), tmp_path, workers=2)

@@ -57,6 +57,7 @@ def mnemo_serve(
         "MNEMO_WORKER_PROCESSES": "1",  # the tests read one worker's figures
         "MNEMO_DB_POOL_SIZE": "5",
         "MNEMO_BUS_POLL_SECONDS": "0.05",
+        "MNEMO_EXTRACT_RECONCILE_MAX_CHARS": "0",  # the scripted extract, then reconcile
         "MNEMO_BUFFER_TICK_SECONDS": "0.2",
         **extra_env,
     }
