@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from aiokafka.admin import AIOKafkaAdminClient
 
+from mnemo.api.statuses import STATUS_OF
 from mnemo.core.engine import Engine
 from mnemo.domain.memory import RunState
 from mnemo.domain.requests import InvalidRequest
@@ -75,7 +76,8 @@ class Load:
                     else:
                         run = await add(self.engine, self.project, user, f"fact {step}")
                 except Exception as exc:  # 503s; while Postgres is down, its errors too
-                    status = exc.status if isinstance(exc, InvalidRequest) else 0
+                    # the HTTP status the API would answer (api/statuses.py)
+                    status = STATUS_OF[exc.kind] if isinstance(exc, InvalidRequest) else 0
                     self.refused.append(Refusal(user, step, status, time.monotonic() - started,
                                                 f"{exc.__class__.__name__}: {exc}"[:300]))  # fmt: skip
                     continue
