@@ -31,7 +31,7 @@ from mnemo.llm.offline.text import normalized
 from mnemo.prompts import extract as extract_prompt
 from mnemo.prompts import extract_reconcile as combined_prompt
 from mnemo.prompts import transform_with_context as twc_prompt
-from mnemo.steps import extract
+from mnemo.steps import extract, related
 from mnemo.steps.answer_guards import check_ids, check_rewrites, check_share
 from mnemo.steps.related import related_to
 
@@ -114,23 +114,12 @@ def apply(
     decided: set[str] = set()
     for verdict in answer.existing:
         memory = existing[verdict.id]
-        if verdict.action == "keep" or memory.id in decided:
-            continue
-        if verdict.action == "rewrite" and normalized(verdict.content or "") == normalized(
-            memory.content
+        if (
+            memory.id in decided
+            or (write := related.revision(memory, verdict, batch, news)) is None
         ):
-            continue  # the same statement reworded: no new version
+            continue
         decided.add(memory.id)
-        out.append(
-            Candidate(
-                content=(verdict.content or memory.content).strip(),
-                topic=memory.topic,
-                user_id=memory.user_id,
-                properties=memory.properties or {},
-                run_id=batch.run_id,
-                op="update" if verdict.action == "rewrite" else "delete",
-                memory_id=memory.id,
-            ).dated(news)
-        )
+        out.append(write)
     batch.reconciled_with = [*batch.reconciled_with, *existing]
     return out

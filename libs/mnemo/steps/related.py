@@ -10,10 +10,13 @@ from __future__ import annotations
 from mnemo.contracts.llm import produced_by
 from mnemo.deps import Deps
 from mnemo.domain.batch import Batch
+from mnemo.domain.event_time import Span
 from mnemo.domain.group import GroupConfig
-from mnemo.domain.memory import Memory
+from mnemo.domain.memory import Candidate, Memory
 from mnemo.domain.pipeline import ExtractStep, TransformWithContextStep
 from mnemo.domain.search import MemoryQuery, TopicSelector
+from mnemo.llm.offline.text import normalized
+from mnemo.prompts import transform_with_context as twc_prompt
 from mnemo.store.rows import memory_from_row
 from mnemo.store.search import vector_search
 from mnemo.store.tenancy import visible_memories
@@ -81,3 +84,26 @@ async def related_to(
                 if row.id not in found or cosine > found[row.id][1]:
                     found[row.id] = (found.get(row.id, (memory_from_row(row), 0.0))[0], cosine)
     return found
+
+
+def revision(
+    memory: Memory, verdict: twc_prompt.ExistingDecision, batch: Batch, news: Span | None
+) -> Candidate | None:
+    """The write a model's verdict on a shown memory asks for: a rewrite (with history) or
+    a delete, dated by the news; None for a keep, or a rewrite that only rewords it (a
+    restatement writes no new version)."""
+    if verdict.action == "keep":
+        return None
+    if verdict.action == "rewrite" and normalized(verdict.content or "") == normalized(
+        memory.content
+    ):
+        return None
+    return Candidate(
+        content=(verdict.content or memory.content).strip(),
+        topic=memory.topic,
+        user_id=memory.user_id,
+        properties=memory.properties or {},
+        run_id=batch.run_id,
+        op="update" if verdict.action == "rewrite" else "delete",
+        memory_id=memory.id,
+    ).dated(news)

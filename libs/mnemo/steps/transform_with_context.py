@@ -121,23 +121,8 @@ async def _reconcile(
             out.append(candidate)  # a restatement kept by the model writes nothing
     for verdict in answer.existing:
         memory = existing[verdict.id]
-        if verdict.action == "keep" or memory.id in read_only:
-            continue
-        if verdict.action == "rewrite" and normalized(verdict.content or "") == normalized(
-            memory.content
-        ):
-            continue  # the same statement reworded: no new version
-        out.append(
-            Candidate(
-                content=(verdict.content or memory.content).strip(),
-                topic=memory.topic,
-                user_id=memory.user_id,
-                properties=memory.properties or {},
-                run_id=batch.run_id,
-                op="update" if verdict.action == "rewrite" else "delete",
-                memory_id=memory.id,
-            ).dated(news)
-        )
+        if memory.id not in read_only and (write := related.revision(memory, verdict, batch, news)):
+            out.append(write)
     return out
 
 
