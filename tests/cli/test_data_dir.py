@@ -5,6 +5,7 @@ the data dir to 0755)."""
 from __future__ import annotations
 
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -72,3 +73,24 @@ def test_unreachable_data_dir_is_refused_without_touching_parents(tmp_path: Path
     assert str(private) in done.stderr and "pgserver" in done.stderr
     assert _mode(private) == 0o700
     assert not (private / "mnemo").exists()
+
+
+def test_serve_says_an_unreachable_data_dir_in_one_line(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root's embedded Postgres runs as another user")
+    make_traversable_for_postgres(tmp_path)
+    private = tmp_path / "private"
+    private.mkdir()
+    private.chmod(0o700)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
+    env |= {"PYTHONPATH": f"{ROOT / 'libs'}{os.pathsep}{ROOT}", "MNEMO_EMBEDDING_PROVIDER": "hash"}
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "mnemo.cli.main", "serve", "--port", str(port),
+               "--data-dir", str(private / "mnemo")]  # fmt: skip
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("mnemo serve:")]
+    assert len(said) == 1 and "pgserver" in said[0], done.stderr

@@ -82,6 +82,7 @@ def serve_command(
     metrics_dir = multiprocess.prepare()
     from mnemo.cli.serving import GaveUp, serve
     from mnemo.logs import configure_logging
+    from mnemo.store.data_dir import DataDirUnreachable
     from mnemo.store.embedder_identity import EmbedderMismatch
     from mnemo.store.schema_release import DatabaseTooNew
     from mnemo.tracing.setup import TracingUnavailable, configure
@@ -96,7 +97,7 @@ def serve_command(
         raise typer.Exit(code=1) from exc
     try:
         asyncio.run(serve(settings, sock, print_key_to))
-    except (GaveUp, EmbedderMismatch, DatabaseTooNew) as exc:  # one line: no traceback helps
+    except (GaveUp, EmbedderMismatch, DatabaseTooNew, DataDirUnreachable) as exc:  # one line
         typer.echo(f"mnemo serve: {exc}", err=True)
         raise typer.Exit(code=1) from exc
     finally:
