@@ -31,7 +31,9 @@ async def test_the_gateway_refuses_topics_with_fewer_replicas_than_configured(
     with pytest.raises(UnderReplicated) as refused:
         await ensure_channels(ks)
     message = str(refused.value)
-    assert f"topic {prefix}." in message
+    # Which of the prefix's topics is named first follows the broker's listing order: the
+    # pipeline's own (prefix.runs, ...) or a buffer table's changelog (prefix-buffer-...).
+    assert f"topic {prefix}" in message
     assert "has 1 replica(s) per partition but MNEMO_KAFKA_REPLICATION_FACTOR is 2" in message
 
 
