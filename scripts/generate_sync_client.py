@@ -30,6 +30,7 @@ REPLACEMENTS = (
     ("async def ", "def "),
     ("await ", ""),
     ("AsyncTransport", "SyncTransport"),
+    ("AsyncSender", "SyncSender"),
     ("AsyncMnemoClient", "MnemoClient"),
     ("httpx.AsyncClient", "httpx.Client"),
 )

@@ -13,6 +13,7 @@ from mnemo.api.authenticate import SCOPE_GRANT
 from mnemo.api.oauth.resource import Credentials
 from mnemo.api.problems import Unauthorized
 from mnemo.core.engine import Engine
+from mnemo.core.granted import Granted
 from mnemo.domain.grants import Grant
 from mnemo.settings import Settings
 
@@ -65,3 +66,11 @@ async def get_grant(
 
 
 GrantDep = Annotated[Grant, Depends(get_grant)]
+
+
+async def get_granted(engine: EngineDep, grant: GrantDep) -> Granted:
+    return Granted(engine, grant)
+
+
+# The engine as the caller's credential may use it (mnemo.core.granted).
+GrantedDep = Annotated[Granted, Depends(get_granted)]

@@ -6,8 +6,9 @@ render every timestamp as RFC 3339 in UTC with a trailing 'Z'.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, PlainSerializer, field_validator
 
@@ -252,3 +253,9 @@ class RunFailure(BaseModel):
 class ProjectStatus(BaseModel):
     project: str
     recent_failures: list[RunFailure]
+
+    @classmethod
+    def of(cls, project: str, failed: Sequence[Any]) -> ProjectStatus:
+        """From the project's latest failed runs (`Granted.failed_runs`)."""
+        failures = [RunFailure.model_validate(r, from_attributes=True) for r in failed]
+        return cls(project=project, recent_failures=failures)

@@ -21,12 +21,12 @@ from mnemo.client.models import (
     Run,
     SearchResults,
 )
-from mnemo.client.transport import DEFAULT_TIMEOUT, AsyncTransport
+from mnemo.client.transport import DEFAULT_TIMEOUT, AsyncSender, AsyncTransport
 from mnemo.domain.requests import GroupDocument
 
 
 class Memories:
-    def __init__(self, transport: AsyncTransport) -> None:
+    def __init__(self, transport: AsyncSender) -> None:
         self._t = transport
 
     async def add(
@@ -119,7 +119,7 @@ class Memories:
 
 
 class Runs:
-    def __init__(self, transport: AsyncTransport) -> None:
+    def __init__(self, transport: AsyncSender) -> None:
         self._t = transport
 
     async def get(self, run_id: str) -> Run:
@@ -134,7 +134,7 @@ class Runs:
 
 
 class Groups:
-    def __init__(self, transport: AsyncTransport) -> None:
+    def __init__(self, transport: AsyncSender) -> None:
         self._t = transport
 
     async def list(self) -> builtins.list[GroupSummary]:
@@ -149,7 +149,7 @@ class Groups:
 
 
 class Users:
-    def __init__(self, transport: AsyncTransport) -> None:
+    def __init__(self, transport: AsyncSender) -> None:
         self._t = transport
 
     async def erase(self, user_id: str) -> int:
@@ -168,11 +168,14 @@ class AsyncMnemoClient:
         timeout: float = DEFAULT_TIMEOUT,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
-        self._transport = AsyncTransport(base_url, api_key, timeout, http_client)
-        self.memories = Memories(self._transport)
-        self.runs = Runs(self._transport)
-        self.groups = Groups(self._transport)
-        self.users = Users(self._transport)
+        self._bind(AsyncTransport(base_url, api_key, timeout, http_client))
+
+    def _bind(self, transport: AsyncSender) -> None:
+        self._transport = transport
+        self.memories = Memories(transport)
+        self.runs = Runs(transport)
+        self.groups = Groups(transport)
+        self.users = Users(transport)
 
     async def verify(self) -> None:
         """Raises AuthenticationError unless the API key is valid."""

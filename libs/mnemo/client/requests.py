@@ -1,13 +1,14 @@
 """Request building and response parsing shared by every client (one code path).
 
-Each builder returns a `Call`: the HTTP request to make and how to parse its answer. The
-sync and async clients only differ in how they send it.
+Each builder returns a `Call`: the HTTP request to make and how to parse its answer, and
+the same operation by name (`op`, a method of `mnemo.core.granted.Granted`, with `args`)
+for the in-process transport. The clients only differ in how they send it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -51,6 +52,10 @@ class Call(Generic[T]):
     # Extra seconds the server may legitimately hold the request (long polls).
     extra_timeout: float = 0.0
     headers: dict[str, str] | None = None
+    # The same request for a transport without HTTP (mnemo.client.engine_client): the
+    # operation's name and its arguments as domain objects.
+    op: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
 
 
 def _local_error(exc: PydanticValidationError) -> ValidationError:
@@ -143,25 +148,35 @@ def _segment(value: str) -> str:
 def add_memories(request: AddRequest, idempotency_key: str | None = None) -> Call[AddResult]:
     headers = {HEADER: idempotency_key} if idempotency_key is not None else None
     return Call(
-        "POST", "/v1/memories", AddResult.model_validate, json=_body(request), headers=headers
-    )
+        "POST", "/v1/memories", AddResult.model_validate, json=_body(request), headers=headers,
+        op="admit", args={"request": request, "idempotency_key": idempotency_key},
+    )  # fmt: skip
 
 
 def search_memories(request: SearchRequest) -> Call[SearchResults]:
-    return Call("POST", "/v1/memories/search", _page, json=_body(request))
+    return Call(
+        "POST", "/v1/memories/search", _page, json=_body(request),
+        op="search", args={"request": request},
+    )  # fmt: skip
 
 
 def list_memories(request: ListRequest) -> Call[SearchResults]:
-    return Call("POST", "/v1/memories/list", _page, json=_body(request))
+    return Call(
+        "POST", "/v1/memories/list", _page, json=_body(request),
+        op="list_page", args={"request": request},
+    )  # fmt: skip
+
+
+def _addressed(memory_id: str, user_id: str | None, group: str | None) -> dict[str, Any]:
+    return {"memory_id": memory_id, "user_id": user_id, "group": group}
 
 
 def get_memory(memory_id: str, user_id: str | None, group: str | None) -> Call[Memory]:
     return Call(
-        "GET",
-        f"/v1/memories/{_segment(memory_id)}",
-        Memory.model_validate,
+        "GET", f"/v1/memories/{_segment(memory_id)}", Memory.model_validate,
         params=_scope(user_id, group),
-    )
+        op="get_memory", args=_addressed(memory_id, user_id, group),
+    )  # fmt: skip
 
 
 def delete_memory(
@@ -170,7 +185,10 @@ def delete_memory(
     params: dict[str, Any] = _scope(user_id, group)
     if erase:
         params["erase"] = "true"
-    return Call("DELETE", f"/v1/memories/{_segment(memory_id)}", _none, params=params)
+    return Call(
+        "DELETE", f"/v1/memories/{_segment(memory_id)}", _none, params=params,
+        op="delete_memory", args={**_addressed(memory_id, user_id, group), "erase": erase},
+    )  # fmt: skip
 
 
 def memory_history(
@@ -180,49 +198,55 @@ def memory_history(
         return [MemoryVersion.model_validate(v) for v in data["versions"]]
 
     return Call(
-        "GET", f"/v1/memories/{_segment(memory_id)}/history", parse, params=_scope(user_id, group)
-    )
+        "GET", f"/v1/memories/{_segment(memory_id)}/history", parse,
+        params=_scope(user_id, group),
+        op="memory_history", args=_addressed(memory_id, user_id, group),
+    )  # fmt: skip
 
 
 def memory_provenance(memory_id: str, user_id: str | None, group: str | None) -> Call[Provenance]:
     return Call(
-        "GET",
-        f"/v1/memories/{_segment(memory_id)}/provenance",
-        Provenance.model_validate,
+        "GET", f"/v1/memories/{_segment(memory_id)}/provenance", Provenance.model_validate,
         params=_scope(user_id, group),
-    )
+        op="memory_provenance", args=_addressed(memory_id, user_id, group),
+    )  # fmt: skip
 
 
 def get_run(run_id: str, wait: float | None = None) -> Call[Run]:
     params = {"wait": wait} if wait else None
     return Call(
-        "GET",
-        f"/v1/runs/{_segment(run_id)}",
-        Run.model_validate,
-        params=params,
-        extra_timeout=wait or 0.0,
-    )
+        "GET", f"/v1/runs/{_segment(run_id)}", Run.model_validate,
+        params=params, extra_timeout=wait or 0.0,
+        op="get_run", args={"run_id": run_id, "wait": wait},
+    )  # fmt: skip
 
 
 def retry_run(run_id: str) -> Call[Run]:
-    return Call("POST", f"/v1/runs/{_segment(run_id)}/retry", Run.model_validate)
+    return Call(
+        "POST", f"/v1/runs/{_segment(run_id)}/retry", Run.model_validate,
+        op="retry_run", args={"run_id": run_id},
+    )  # fmt: skip
 
 
 def list_groups() -> Call[list[GroupSummary]]:
     def parse(data: Any) -> list[GroupSummary]:
         return [GroupSummary.model_validate(g) for g in data["groups"]]
 
-    return Call("GET", "/v1/groups", parse)
+    return Call("GET", "/v1/groups", parse, op="list_groups")
 
 
 def get_group(name: str) -> Call[GroupConfig]:
-    return Call("GET", f"/v1/groups/{_segment(name)}", GroupConfig.model_validate)
+    return Call(
+        "GET", f"/v1/groups/{_segment(name)}", GroupConfig.model_validate,
+        op="group", args={"name": name},
+    )  # fmt: skip
 
 
 def put_group(name: str, document: GroupDocument) -> Call[GroupConfig]:
     return Call(
-        "PUT", f"/v1/groups/{_segment(name)}", GroupConfig.model_validate, json=_body(document)
-    )
+        "PUT", f"/v1/groups/{_segment(name)}", GroupConfig.model_validate, json=_body(document),
+        op="put_group", args={"name": name, "document": document},
+    )  # fmt: skip
 
 
 def wait_for_run(run_id: str, timeout: float, now: Callable[[], float]) -> WaitPlan:
@@ -241,16 +265,19 @@ def wait_for_run(run_id: str, timeout: float, now: Callable[[], float]) -> WaitP
 
 
 def erase_user(user_id: str) -> Call[int]:
-    return Call("DELETE", f"/v1/users/{_segment(user_id)}", lambda data: int(data["erased"]))
+    return Call(
+        "DELETE", f"/v1/users/{_segment(user_id)}", lambda data: int(data["erased"]),
+        op="erase_user", args={"user_id": user_id},
+    )  # fmt: skip
 
 
 def project_status() -> Call[dict[str, Any]]:
-    return Call("GET", "/v1/status", dict)
+    return Call("GET", "/v1/status", dict, op="status")
 
 
 def import_batch(body: dict[str, Any]) -> Call[dict[str, Any]]:
-    return Call("POST", "/v1/import", dict, json=body)
+    return Call("POST", "/v1/import", dict, json=body, op="import_batch", args={"body": body})
 
 
 def verify_key() -> Call[None]:
-    return Call("GET", "/v1/auth/verify", _none)
+    return Call("GET", "/v1/auth/verify", _none, op="verify")

@@ -22,12 +22,12 @@ from mnemo.client.models import (
     Run,
     SearchResults,
 )
-from mnemo.client.transport import DEFAULT_TIMEOUT, SyncTransport
+from mnemo.client.transport import DEFAULT_TIMEOUT, SyncSender, SyncTransport
 from mnemo.domain.requests import GroupDocument
 
 
 class Memories:
-    def __init__(self, transport: SyncTransport) -> None:
+    def __init__(self, transport: SyncSender) -> None:
         self._t = transport
 
     def add(
@@ -120,7 +120,7 @@ class Memories:
 
 
 class Runs:
-    def __init__(self, transport: SyncTransport) -> None:
+    def __init__(self, transport: SyncSender) -> None:
         self._t = transport
 
     def get(self, run_id: str) -> Run:
@@ -135,7 +135,7 @@ class Runs:
 
 
 class Groups:
-    def __init__(self, transport: SyncTransport) -> None:
+    def __init__(self, transport: SyncSender) -> None:
         self._t = transport
 
     def list(self) -> builtins.list[GroupSummary]:
@@ -150,7 +150,7 @@ class Groups:
 
 
 class Users:
-    def __init__(self, transport: SyncTransport) -> None:
+    def __init__(self, transport: SyncSender) -> None:
         self._t = transport
 
     def erase(self, user_id: str) -> int:
@@ -169,11 +169,14 @@ class MnemoClient:
         timeout: float = DEFAULT_TIMEOUT,
         http_client: httpx.Client | None = None,
     ) -> None:
-        self._transport = SyncTransport(base_url, api_key, timeout, http_client)
-        self.memories = Memories(self._transport)
-        self.runs = Runs(self._transport)
-        self.groups = Groups(self._transport)
-        self.users = Users(self._transport)
+        self._bind(SyncTransport(base_url, api_key, timeout, http_client))
+
+    def _bind(self, transport: SyncSender) -> None:
+        self._transport = transport
+        self.memories = Memories(transport)
+        self.runs = Runs(transport)
+        self.groups = Groups(transport)
+        self.users = Users(transport)
 
     def verify(self) -> None:
         """Raises AuthenticationError unless the API key is valid."""

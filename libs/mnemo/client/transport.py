@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
@@ -14,6 +14,28 @@ from mnemo.domain.memory import Run
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
+
+
+class AsyncSender(Protocol):
+    """Where the async client's resources send their calls: over HTTP (`AsyncTransport`)
+    or to an Engine in this process (`mnemo.client.engine_client.EngineTransport`). Both
+    answer with the same parsed results and raise the same typed errors."""
+
+    async def send(self, call: Call[T]) -> T: ...
+
+    async def drive(self, plan: WaitPlan) -> Run: ...
+
+    async def close(self) -> None: ...
+
+
+class SyncSender(Protocol):
+    """`AsyncSender` for the synchronous client (HTTP only: `SyncTransport`)."""
+
+    def send(self, call: Call[T]) -> T: ...
+
+    def drive(self, plan: WaitPlan) -> Run: ...
+
+    def close(self) -> None: ...
 
 
 def default_headers(api_key: str | None) -> dict[str, str]:

@@ -15,9 +15,9 @@ from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, Server
 
 if TYPE_CHECKING:
     from mnemo.client.aio import AsyncMnemoClient
-    from mnemo.client.engine_client import EngineClient
 
-MemoryClient: TypeAlias = "AsyncMnemoClient | EngineClient"
+# Over HTTP or in-process (`EngineClient` is an `AsyncMnemoClient` on another transport).
+MemoryClient: TypeAlias = "AsyncMnemoClient"
 ClientResolver = Callable[[ServerRequestContext[Any, Any]], MemoryClient]
 
 _client: ContextVar[MemoryClient] = ContextVar("mnemo_mcp_client")

@@ -1,38 +1,42 @@
 """One source for the three client surfaces (issue 36).
 
-The sync client is generated from the async one (scripts/generate_sync_client.py); the
-embedded client answers the same calls from an in-process Engine, so its resources must take
-exactly the async client's parameters. A call changed in aio.py fails here until sync.py is
-regenerated and the embedded resource follows.
+The sync client is generated from the async one (scripts/generate_sync_client.py). The
+embedded client is the async client itself on another transport (EngineTransport), which
+answers each call by the operation the call names: every call built in
+mnemo.client.requests must name one the in-process transport performs.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 from pathlib import Path
+from typing import Any, cast
 
-import pytest
-
-from mnemo.client import aio, engine_client
+from mnemo.client import aio, requests
 from mnemo.client.embedded import EmbeddedClient
+from mnemo.client.engine_client import _operations
+from mnemo.core.granted import Granted
+from mnemo.domain.grants import Grant
 
 ROOT = Path(__file__).resolve().parents[3]
-RESOURCES = ("Memories", "Runs", "Groups", "Users")
-# What only a server has: an API key to verify, a project status page, the import endpoint.
-HTTP_ONLY = {"verify", "status", "import_batch"}
 
 
-def _public(cls: type) -> dict[str, inspect.Signature]:
-    return {
-        name: inspect.signature(f)
-        for name, f in inspect.getmembers(cls, inspect.isfunction)
-        if not name.startswith("_")
-    }
+def _calls_built() -> list[ast.Call]:
+    tree = ast.parse(inspect.getsource(requests))
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Call"
+    ]
 
 
-def _parameters(signature: inspect.Signature) -> list[tuple[str, object, object]]:
-    return [(p.name, p.kind, p.default) for p in signature.parameters.values()]
+def _op(call: ast.Call) -> str | None:
+    for keyword in call.keywords:
+        if keyword.arg == "op" and isinstance(keyword.value, ast.Constant):
+            return str(keyword.value.value)
+    return None
 
 
 def test_the_sync_client_is_generated_from_the_async_one() -> None:
@@ -45,14 +49,14 @@ def test_the_sync_client_is_generated_from_the_async_one() -> None:
     assert generator.main(["--check"]) == 0, "run scripts/generate_sync_client.py"
 
 
-@pytest.mark.parametrize("resource", RESOURCES)
-def test_the_embedded_resources_take_the_async_clients_parameters(resource: str) -> None:
-    http, embedded = _public(getattr(aio, resource)), _public(getattr(engine_client, resource))
-    assert set(embedded) == set(http)
-    for name, signature in http.items():
-        assert _parameters(embedded[name]) == _parameters(signature), f"{resource}.{name}"
+def test_every_call_names_an_operation_the_in_process_transport_performs() -> None:
+    built = _calls_built()
+    assert len(built) >= 15  # every request the client makes
+    named = [_op(call) for call in built]
+    assert None not in named, "a Call without op= cannot be sent to an in-process Engine"
+    performed = _operations(Granted(cast(Any, None), Grant("p")))
+    assert set(named) <= set(performed), set(named) - set(performed)
 
 
-def test_the_embedded_client_has_every_call_but_the_servers_own() -> None:
-    http = set(_public(aio.AsyncMnemoClient)) - HTTP_ONLY
-    assert http <= set(_public(EmbeddedClient))
+def test_the_embedded_client_is_the_async_client() -> None:
+    assert issubclass(EmbeddedClient, aio.AsyncMnemoClient)

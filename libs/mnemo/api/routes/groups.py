@@ -6,17 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Response
 
-from mnemo.api.deps import EngineDep, GrantDep
+from mnemo.api.deps import EngineDep, GrantDep, GrantedDep
 from mnemo.api.schemas import ConsolidationStatus, GroupList, GroupSummary
-from mnemo.domain.grants import Grant, require_project_wide, require_write
+from mnemo.domain.grants import require_project_wide
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import GroupDocument
-
-
-def _may_change(grant: Grant) -> None:
-    require_write(grant, "change a group")
-    require_project_wide(grant, "change a group")
-
 
 router = APIRouter(prefix="/v1/groups", tags=["groups"])
 
@@ -24,27 +18,25 @@ GroupName = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-\.]{0,63}$")]
 
 
 @router.get("", response_model=GroupList)
-async def list_groups(engine: EngineDep, grant: GrantDep) -> GroupList:
+async def list_groups(granted: GrantedDep) -> GroupList:
     """The project's groups and their topics (the `default` group always exists)."""
-    groups = await engine.list_groups(grant.project)
+    groups = await granted.list_groups()
     return GroupList(groups=[GroupSummary.of(g) for g in groups])
 
 
 @router.get("/by-name", response_model=GroupSummary)
 async def group_by_name(
-    engine: EngineDep, grant: GrantDep, name: Annotated[str, Query(min_length=1)]
+    granted: GrantedDep, name: Annotated[str, Query(min_length=1)]
 ) -> GroupSummary:
     """One group as `GET /v1/groups` shows it, by name (Engram's SDK looks groups up so)."""
-    return GroupSummary.of(await engine.group(grant.project, name))
+    return GroupSummary.of(await granted.group(name))
 
 
 @router.get("/{name}", response_model=GroupConfig, tags=["mnemo extensions"])
-async def get_group(
-    name: GroupName, engine: EngineDep, grant: GrantDep, response: Response
-) -> GroupConfig:
+async def get_group(name: GroupName, granted: GrantedDep, response: Response) -> GroupConfig:
     """mnemo extension: a group's full configuration, pipeline included. Its `ETag` goes
     into `If-Match` on a later PUT to refuse the save if someone changed it meanwhile."""
-    group = await engine.group(grant.project, name)
+    group = await granted.group(name)
     response.headers["ETag"] = group.etag()
     return group
 
@@ -53,8 +45,7 @@ async def get_group(
 async def put_group(
     name: GroupName,
     body: GroupDocument,
-    engine: EngineDep,
-    grant: GrantDep,
+    granted: GrantedDep,
     response: Response,
     if_match: Annotated[str | None, Header(max_length=1024)] = None,
 ) -> GroupConfig:
@@ -64,8 +55,7 @@ async def put_group(
     a GET, or `*`), the group is replaced only if it is still stored as read: otherwise 412
     and nothing is stored. Without it the last write wins, as Engram clients expect.
     """
-    _may_change(grant)
-    group = await engine.put_group(grant.project, name, body.as_document(), if_match)
+    group = await granted.put_group(name, body, if_match)
     response.headers["ETag"] = group.etag()
     return group
 
@@ -73,15 +63,13 @@ async def put_group(
 @router.delete("/{name}", tags=["mnemo extensions"])
 async def delete_group(
     name: GroupName,
-    engine: EngineDep,
-    grant: GrantDep,
+    granted: GrantedDep,
     force: Annotated[bool, Query(description="Delete the group's memories with it")] = False,
 ) -> dict[str, object]:
     """mnemo extension: remove a group. Refused (409) while it holds memories, unless
     `?force=true`, which removes them with it. `default` comes back from the template on
     its next use."""
-    _may_change(grant)
-    deleted = await engine.delete_group(grant.project, name, force)
+    deleted = await granted.delete_group(name, force)
     return {"group": name, "deleted": True, "memories_deleted": deleted}
 
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import AfterValidator
 
-from mnemo.api.deps import EngineDep, GrantDep
+from mnemo.api.deps import GrantedDep
 from mnemo.api.engram_releases import wrapped, wraps_search_results
 from mnemo.api.schemas import (
     AddBody,
@@ -21,7 +21,6 @@ from mnemo.api.schemas import (
     MemorySources,
     ProvenanceOut,
 )
-from mnemo.domain.grants import require_write, user_for
 from mnemo.domain.idempotency import HEADER, KEY_CHARS, KEY_PATTERN
 from mnemo.domain.limits import USER_ID_CHARS
 from mnemo.domain.requests import SearchRequest
@@ -55,14 +54,12 @@ IdempotencyKeyHeader = Annotated[
 @router.post("", response_model=AddResponse, response_model_exclude_none=True)
 async def add_memories(
     body: AddBody,
-    engine: EngineDep,
-    grant: GrantDep,
+    granted: GrantedDep,
     response: Response,
     idempotency_key: IdempotencyKeyHeader = None,
 ) -> AddResponse:
     """Record an add durably and start its pipeline run; poll the run for results."""
-    body = body.model_copy(update={"user_id": user_for(grant, body.user_id)})
-    admission = await engine.admit(grant.project, body, idempotency_key)
+    admission = await granted.admit(body, idempotency_key)
     if admission.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     run = admission.run
@@ -71,11 +68,10 @@ async def add_memories(
 
 @router.post("/search", response_model=MemoryPage, response_model_exclude_none=True)
 async def search_memories(
-    body: SearchRequest, engine: EngineDep, grant: GrantDep, request: Request
+    body: SearchRequest, granted: GrantedDep, request: Request
 ) -> MemoryPage | JSONResponse:
     """Vector, BM25, hybrid or fetch retrieval over the selected topics, with scores."""
-    body = body.model_copy(update={"user_id": user_for(grant, body.user_id)})
-    found = await engine.search(grant.project, body)
+    found = await granted.search(body)
     page = MemoryPage.model_validate({"memories": found, "total": len(found)}, from_attributes=True)
     if wraps_search_results(request.headers.get("user-agent")):
         return JSONResponse(wrapped(page.model_dump(mode="json", exclude_none=True)))
@@ -83,13 +79,12 @@ async def search_memories(
 
 
 @router.post("/list", response_model=MemoryPage, response_model_exclude_none=True)
-async def list_memories(body: ListBody, engine: EngineDep, grant: GrantDep) -> MemoryPage:
+async def list_memories(body: ListBody, granted: GrantedDep) -> MemoryPage:
     """List memories without a query, newest first; `total` counts all matches. Filters as in
     search: `topics` (with per-topic `properties`), `user_id`, `properties`, `limit`.
     mnemo extensions: `next_cursor` out and `cursor` in page through every match, stable
     under concurrent writes; `offset`; `as_of`."""
-    body = body.model_copy(update={"user_id": user_for(grant, body.user_id)})
-    page = await engine.list_page(grant.project, body)
+    page = await granted.list_page(body)
     return MemoryPage.model_validate(
         {"memories": page.memories, "total": page.total, "next_cursor": page.next_cursor},
         from_attributes=True,
@@ -99,24 +94,20 @@ async def list_memories(body: ListBody, engine: EngineDep, grant: GrantDep) -> M
 @router.get("/{memory_id}", response_model=MemoryOut, response_model_exclude_none=True)
 async def get_memory(
     memory_id: str,
-    engine: EngineDep,
-    grant: GrantDep,
+    granted: GrantedDep,
     user_id: UserQuery = None,
     group: GroupQuery = None,
 ) -> MemoryOut:
     """One memory. Memories of other users, groups or projects are reported as 404, as
     missing ones are; a `user_id` the project has never seen is Engram's 422."""
-    memory = await engine.get_memory(
-        grant.project, group or "default", user_for(grant, user_id), memory_id
-    )
+    memory = await granted.get_memory(memory_id, user_id, group)
     return MemoryOut.model_validate(memory, from_attributes=True)
 
 
 @router.delete("/{memory_id}", status_code=204, response_class=Response)
 async def delete_memory(
     memory_id: str,
-    engine: EngineDep,
-    grant: GrantDep,
+    granted: GrantedDep,
     user_id: UserQuery = None,
     group: GroupQuery = None,
     erase: Annotated[
@@ -126,9 +117,7 @@ async def delete_memory(
 ) -> Response:
     """Delete a memory (kept in history); with `?erase=true` remove every trace of it.
     404 and 422 as for reading it."""
-    require_write(grant, "delete a memory")
-    remove = engine.erase_memory if erase else engine.delete_memory
-    await remove(grant.project, group or "default", user_for(grant, user_id), memory_id)
+    await granted.delete_memory(memory_id, user_id, group, erase)
     return Response(status_code=204)
 
 
@@ -140,15 +129,12 @@ async def delete_memory(
 )
 async def memory_history(
     memory_id: str,
-    engine: EngineDep,
-    grant: GrantDep,
+    granted: GrantedDep,
     user_id: UserQuery = None,
     group: GroupQuery = None,
 ) -> MemoryHistory:
     """mnemo extension: the prior versions of a memory with the runs that changed them."""
-    versions = await engine.memory_history(
-        grant.project, group or "default", user_for(grant, user_id), memory_id
-    )
+    versions = await granted.memory_history(memory_id, user_id, group)
     return MemoryHistory.model_validate(
         {"memory_id": memory_id, "versions": versions}, from_attributes=True
     )
@@ -162,16 +148,13 @@ async def memory_history(
 )
 async def memory_provenance(
     memory_id: str,
-    engine: EngineDep,
-    grant: GrantDep,
+    granted: GrantedDep,
     user_id: UserQuery = None,
     group: GroupQuery = None,
 ) -> ProvenanceOut:
     """mnemo extension: every version of a memory with the run that wrote it (operation,
     event times, the run's raw input while retained). 404 as for reading the memory."""
-    found = await engine.memory_provenance(
-        grant.project, group or "default", user_for(grant, user_id), memory_id
-    )
+    found = await granted.memory_provenance(memory_id, user_id, group)
     return ProvenanceOut.model_validate(found, from_attributes=True)
 
 
@@ -183,17 +166,14 @@ async def memory_provenance(
 )
 async def memory_sources(
     memory_id: str,
-    engine: EngineDep,
-    grant: GrantDep,
+    granted: GrantedDep,
     user_id: UserQuery = None,
     group: GroupQuery = None,
 ) -> MemorySources:
     """mnemo extension: the episodes a consolidated rule rests on, oldest first, whatever
     their status (consolidated, active or deleted by the source policy); empty for a memory
     that is not a rule."""
-    found = await engine.memory_sources(
-        grant.project, group or "default", user_for(grant, user_id), memory_id
-    )
+    found = await granted.memory_sources(memory_id, user_id, group)
     return MemorySources.model_validate(
         {"memory_id": memory_id, "sources": found}, from_attributes=True
     )

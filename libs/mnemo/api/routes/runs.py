@@ -6,10 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from mnemo.api.deps import EngineDep, GrantDep
+from mnemo.api.deps import GrantedDep
 from mnemo.api.schemas import RunOut
-from mnemo.core.access import visible_run
-from mnemo.domain.grants import require_write
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -29,20 +27,14 @@ WaitQuery = Annotated[
 
 
 @router.get("/{run_id}", response_model=RunOut)
-async def get_run(
-    run_id: str, engine: EngineDep, grant: GrantDep, wait: WaitQuery = None
-) -> RunOut:
+async def get_run(run_id: str, granted: GrantedDep, wait: WaitQuery = None) -> RunOut:
     """A run's status and the memory operations it committed."""
-    run = await visible_run(engine, grant, run_id)  # 404 outside the grant's user
-    if wait:
-        run = await engine.wait_run(grant.project, run_id, wait)
+    run = await granted.get_run(run_id, wait)  # 404 outside the grant's user
     return RunOut.model_validate(run, from_attributes=True)
 
 
 @router.post("/{run_id}/retry", response_model=RunOut, tags=["mnemo extensions"])
-async def retry_run(run_id: str, engine: EngineDep, grant: GrantDep) -> RunOut:
+async def retry_run(run_id: str, granted: GrantedDep) -> RunOut:
     """mnemo extension: re-drive a failed run from its kept input (409 unless failed)."""
-    require_write(grant, "retry a run")
-    await visible_run(engine, grant, run_id)
-    run = await engine.retry_run(grant.project, run_id)
+    run = await granted.retry_run(run_id)
     return RunOut.model_validate(run, from_attributes=True)

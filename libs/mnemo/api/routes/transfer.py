@@ -7,10 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from mnemo.api.deps import EngineDep, GrantDep
+from mnemo.api.deps import EngineDep, GrantDep, GrantedDep
 from mnemo.core.export import export_lines
-from mnemo.core.imports import import_batch
-from mnemo.domain.grants import Grant, require_project_wide, require_write
+from mnemo.domain.grants import require_project_wide
 from mnemo.domain.transfer import ID_CHARS, ImportBatch, ImportReport
 
 router = APIRouter(prefix="/v1", tags=["mnemo extensions"])
@@ -39,15 +38,9 @@ async def export_project(
 
 
 @router.post("/import", response_model=ImportReport)
-async def import_project(body: ImportBatch, engine: EngineDep, grant: GrantDep) -> ImportReport:
+async def import_project(body: ImportBatch, granted: GrantedDep) -> ImportReport:
     """Write exported groups (created or replaced) and memories (created or replaced, same
     ids and times, nothing extracted again) into the key's project. Vectors are kept when
     `embedding` names this server's model, computed otherwise. Importing a batch twice
     leaves the same state. `mnemo import --memories FILE` sends an export in batches."""
-    _may_import(grant)
-    return await import_batch(engine, grant.project, body)
-
-
-def _may_import(grant: Grant) -> None:
-    require_write(grant, "import")
-    require_project_wide(grant, "import")
+    return await granted.import_batch(body)
