@@ -1,9 +1,11 @@
-"""A group changed while runs wait in its buffer: the held runs fail with an error naming
-the step (never waiting forever), the buffer keeps working for new runs, and a retry
-sends a failed run through the current pipeline."""
+"""A group changed while runs wait in it: runs waiting at a step that is renamed or
+removed (a buffer, or any other step) fail with an error naming the step (never waiting
+forever), the pipeline keeps working for new runs, and a retry sends a failed run through
+the current pipeline."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tests.behaviour.conftest import Mode
@@ -15,6 +17,7 @@ from tests.behaviour.helpers import (
     reach,
     says,
     script_digest,
+    until,
 )
 
 
@@ -72,3 +75,35 @@ async def test_runs_held_in_a_removed_buffer_fail_naming_it(mode: Mode, project:
     assert "'hold'" in failed.error, failed.error
     after = await add(mode, project, "notes", "u", says("b"))
     await completed(mode, project, after.run_id)  # straight through the new pipeline
+
+
+def extract_calls(mode: Mode) -> Callable[[], Awaitable[list[Any]]]:
+    async def read() -> list[Any]:
+        return mode.llm.calls_for("extract")
+
+    return read
+
+
+async def test_a_run_waiting_at_a_renamed_step_fails_naming_it_and_retry(
+    mode: Mode, project: str
+) -> None:
+    document = buffered_group({"triggers": {"count": 1}})
+    await mode.engine.put_group(project, "notes", document)
+    script_digest(mode)
+    gate = mode.llm.hold("extract")
+    try:
+        first = await add(mode, project, "notes", "u", says("a"))
+        await until(extract_calls(mode), bool, mode, "the first run in 'extract'")
+        # The scope's order holds the second run at its first step, 'extract', behind it.
+        second = await add(mode, project, "notes", "u", says("b"))
+        await mode.engine.put_group(project, "notes", renamed(document, "extract", "ex_v2"))
+    finally:
+        gate.set()
+    failed = await finished(mode, project, second.run_id)
+    assert failed.status.value == "failed" and failed.error is not None
+    assert "'extract'" in failed.error and "'notes'" in failed.error, failed.error
+    assert "StopIteration" not in failed.error
+    await finished(mode, project, first.run_id)  # in flight when renamed: either way, ends
+    retried = await mode.engine.retry_run(project, second.run_id)
+    assert retried.status.value == "running"
+    await completed(mode, project, second.run_id)  # through 'ex_v2' now

@@ -236,6 +236,7 @@ class ScriptedLLMServer:
         self._embedding_calls: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self._agent_turns: deque[Answer | Responder] = deque()
+        self._holds: dict[str, threading.Event] = {}
         self._socket: socket.socket | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -277,6 +278,14 @@ class ScriptedLLMServer:
         with self._lock:
             self._agent_turns.clear()
 
+    def hold(self, prompt_name: str) -> threading.Event:
+        """Calls of `prompt_name` wait, unanswered, until the returned event is set (a
+        run held in flight at that step). `calls_for` shows them as they arrive."""
+        gate = threading.Event()
+        with self._lock:
+            self._holds[prompt_name] = gate
+        return gate
+
     def fail(self, prompt_name: str, status: int = 503, times: int = 2) -> None:
         """The next `times` calls of `prompt_name` get HTTP `status` (before any answer)."""
         with self._lock:
@@ -295,6 +304,9 @@ class ScriptedLLMServer:
             self._calls.clear()
             self._embedding_calls.clear()
             self._agent_turns.clear()
+            for gate in self._holds.values():
+                gate.set()  # nothing stays held past its test
+            self._holds.clear()
             self.delay_seconds = 0.0
 
     @property
@@ -398,11 +410,14 @@ class ScriptedLLMServer:
             self._calls.append((name or "", request_json))
             fault = self._faults[name].popleft() if name and self._faults.get(name) else 0
             responder = self._responders.get(name) if name else None
+            gate = self._holds.get(name) if name else None
             answer: Any = None
             if fault == 0 and isinstance(responder, deque):
                 answer = responder.popleft() if responder else _Exhausted()
         if self.delay_seconds > 0:
             await asyncio.sleep(self.delay_seconds)
+        if gate is not None:  # bounded, so a test that forgets to release still ends
+            await asyncio.to_thread(gate.wait, 300)
         if name is None:
             return _error(
                 400,

@@ -87,7 +87,9 @@ class Engine(EngineAdds, EngineConsoleReads):
     def __post_init__(self) -> None:
         self.run_watch = RunWatch(self.database.url)
         self.key_ring = KeyRing(self.database.db, self.deps.clock)
-        self.retrier = RunRetry(self.database.db, self.transport, self.deps.clock, self.get_run)
+        self.retrier = RunRetry(
+            self.database.db, self.transport, self.deps.clock, self.get_run, self.groups
+        )
         self.shedder = Shedder(self.settings, self.database.db)
         self.dynamics = Dynamics(self.db, self.deps.clock, self.settings)
 

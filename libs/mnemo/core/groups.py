@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -45,23 +46,38 @@ class GroupCache:
         self.clock = clock
         self.default_template = default_template
         self._cache: TTLCache[tuple[str, str], GroupConfig] = TTLCache(_TTL_SECONDS)
+        # When each cached group was stored: a caller who knows of a later save reloads.
+        self._stored_at: dict[tuple[str, str], datetime] = {}
         self._reported: set[str] = set()  # projects whose default group was logged
 
-    async def get(self, project: str, name: str) -> GroupConfig:
-        return await self._cache.get((project, name), lambda: self._load(project, name))
+    async def get(
+        self, project: str, name: str, stored_since: datetime | None = None
+    ) -> GroupConfig:
+        """The group; with `stored_since` (when the group was last stored, as a run's row
+        read it), never a cached configuration older than that: another process changed
+        the group within the cache's TTL, and the run must go through the group as is."""
+        key = (project, name)
+        known = self._stored_at.get(key)
+        if stored_since is not None and (known is None or known < stored_since):
+            self._cache.forget(key)
+        return await self._cache.get(key, lambda: self._load(project, name))
 
     async def ensure_default(self, project: str) -> tuple[GroupConfig, bool]:
         """The project's default group, and whether this call created it."""
         async with self.db.begin() as conn:
-            group = await group_store.get(conn, project, DEFAULT_GROUP)
+            stamped = await group_store.get_stamped(conn, project, DEFAULT_GROUP)
             created = False
-            if group is None:
+            if stamped is None:
                 template = group_from_template(DEFAULT_GROUP, self.default_template or "default")
-                created = await group_store.create_if_absent(
-                    conn, project, template, self.clock.now()
+                now = self.clock.now()
+                created = await group_store.create_if_absent(conn, project, template, now)
+                stamped = (
+                    (template, now)
+                    if created
+                    else await group_store.get_stamped(conn, project, DEFAULT_GROUP)
                 )
-                group = template if created else await group_store.get(conn, project, DEFAULT_GROUP)
-        assert group is not None
+        assert stamped is not None
+        group, self._stored_at[(project, DEFAULT_GROUP)] = stamped
         if project not in self._reported:  # once per project and process, not per reload
             self._reported.add(project)
             log.info(default_group_status(project, group, created, self.default_template))
@@ -72,9 +88,10 @@ class GroupCache:
         if name == DEFAULT_GROUP:
             return (await self.ensure_default(project))[0]
         async with self.db.connect() as conn:
-            group = await group_store.get(conn, project, name)
-        if group is None:
+            stamped = await group_store.get_stamped(conn, project, name)
+        if stamped is None:
             raise NotFound(f"group '{name}' does not exist in this project")
+        group, self._stored_at[(project, name)] = stamped
         return group
 
     async def put(
@@ -93,9 +110,11 @@ class GroupCache:
                 current = await group_store.get_for_update(conn, project, group.name)
                 if not etag_matches(if_match, current):
                     raise StaleGroup(current)
-            if not await group_store.put(conn, project, group, self.clock.now(), max_groups):
+            now = self.clock.now()
+            if not await group_store.put(conn, project, group, now, max_groups):
                 return False
         self._cache.put((project, group.name), group)
+        self._stored_at[(project, group.name)] = now
         return True
 
     async def delete(self, project: str, name: str, force: bool) -> int:
@@ -116,6 +135,7 @@ class GroupCache:
                 )  # fmt: skip
             await group_store.delete(conn, project, name)
         self._cache.forget((project, name))
+        self._stored_at.pop((project, name), None)
         return held
 
     async def list(self, project: str) -> list[GroupConfig]:

@@ -1,5 +1,9 @@
 """Re-driving a failed run from its kept raw input, in either mode.
 
+The run goes through its group's current pipeline: from the step it started at if that
+step is still there, else from the current entry step for its input type (the group was
+changed since, and the step renamed or removed).
+
 The run is claimed with one conditional update (failed -> running), so of two concurrent
 retries exactly one proceeds and the other gets 409. If the transport does not take the
 run, it is failed again with its original error and a note, and the caller gets 503: a
@@ -11,13 +15,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import cast
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.clock import Clock
 from mnemo.core.failures import describe
+from mnemo.core.groups import GroupCache
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import RunTransport, TransportUnavailable
+from mnemo.domain.inputs import InputType
 from mnemo.domain.memory import Run, RunState
 from mnemo.domain.requests import InvalidRequest, Refusal
 from mnemo.store import runs
@@ -34,6 +41,7 @@ class RunRetry:
     clock: Clock
     # The run as the caller may see it; raises NotFound (404) for one that does not exist.
     get_run: Callable[[str, str], Awaitable[Run]]
+    groups: GroupCache
 
     async def __call__(self, project: str, run_id: str) -> Run:
         """The retried run (running). 409 if it cannot be retried, 503 if the transport
@@ -49,8 +57,11 @@ class RunRetry:
                 found = await runs.claim_failed(tx, project, run_id, self.clock.now())
                 if found is not None:
                     record = replace(RunRecord.from_row(found[0]), trace=spans.carrier())
+                    record = await self._current_start(tx, record)
                     claimed = (record, found[1])
                     await self.transport.stage(tx, claimed[0])
+        except InvalidRequest:
+            raise  # refused before anything was claimed: the transaction rolled back
         except Exception as exc:
             if claimed is not None:  # the claim rolled back: the run is still failed
                 await self._fail_again(claimed, exc, committed=False)
@@ -67,6 +78,24 @@ class RunRetry:
                 ) from exc
             log.info("run %s: the retry reached the pipeline after all", run_id)
         return claimed[0].to_run()
+
+    async def _current_start(self, tx: AsyncConnection, record: RunRecord) -> RunRecord:
+        """`record`, starting where the group's current pipeline starts it."""
+        group = await self.groups.get(record.project, record.group)
+        pipeline = group.pipeline
+        if any(step.id == record.starting_step_id for step in pipeline.steps):
+            return record
+        try:
+            entry = pipeline.entry_for(cast(InputType, record.input_type))
+        except LookupError as exc:
+            message = (
+                f"run '{record.run_id}' cannot be retried: step '{record.starting_step_id}' "
+                f"is no longer in group '{record.group}', and {exc}"
+            )
+            raise InvalidRequest(message, kind=Refusal.conflict) from exc
+        index = pipeline.index_of(entry.id)
+        await runs.set_starting_step(tx, record.run_id, index, entry.id)
+        return replace(record, starting_step=index, starting_step_id=entry.id)
 
     async def _fail_again(self, claimed: Claimed, exc: Exception, committed: bool) -> bool:
         """Fail the run again with a note. False: the pipeline took the retry meanwhile."""

@@ -39,6 +39,20 @@ async def get(conn: AsyncConnection, project: str, name: str) -> GroupConfig | N
     return GroupConfig.model_validate(config) if config is not None else None
 
 
+async def get_stamped(
+    conn: AsyncConnection, project: str, name: str
+) -> tuple[GroupConfig, datetime] | None:
+    """The stored group and when it was last stored (`updated_at`)."""
+    row = (
+        await conn.execute(
+            select(groups.c.config, groups.c.updated_at).where(
+                groups.c.project == project, groups.c.name == name
+            )
+        )
+    ).first()
+    return (GroupConfig.model_validate(row.config), row.updated_at) if row is not None else None
+
+
 async def get_for_update(conn: AsyncConnection, project: str, name: str) -> GroupConfig | None:
     """The stored group, its row locked until the transaction ends (for a conditional save)."""
     config = (

@@ -15,9 +15,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from mnemo.domain.memory import CommittedOperation, CommittedOperations, Run, RunState
 from mnemo.domain.retention import Redaction
 from mnemo.store import run_events
-from mnemo.store.schema import memories, runs
+from mnemo.store.schema import groups, memories, runs
 
 _OPEN = (RunState.running.value, RunState.in_buffer.value)
+# `admit`'s extra column: when the run's group was last stored.
+GROUP_STORED_AT = "group_stored_at"
 RETRY_NOTE = "[retry not started: "
 
 # What `run_from_row` reads: listings skip the raw input, which may be large.
@@ -119,9 +121,19 @@ class Admission(Enum):
     withdrawn = "withdrawn"  # a retry the Engine gave up on before the pipeline took it
 
 
+def _group_stored_at() -> Any:
+    return (
+        select(groups.c.updated_at)
+        .where(groups.c.project == runs.c.project, groups.c.name == runs.c.group)
+        .scalar_subquery()
+    )
+
+
 async def admit(conn: AsyncConnection, run_id: str, now: datetime) -> Mapping[Any, Any] | Admission:
     """The pipeline takes a run's queued record: its row, now marked admitted (a record
-    seen again keeps its first admission), or why it must not be processed. Admission and
+    seen again keeps its first admission), or why it must not be processed. The row also
+    says when its group was last stored (GROUP_STORED_AT), so a process whose cached group
+    is older loads it again: the run goes through the group as it is now. Admission and
     `refuse` / `fail_retry` exclude each other: each acts only while `admitted_at` is NULL."""
     taken = (
         await conn.execute(
@@ -131,7 +143,7 @@ async def admit(conn: AsyncConnection, run_id: str, now: datetime) -> Mapping[An
                 or_(runs.c.admitted_at.is_not(None), runs.c.status != RunState.failed.value),
             )
             .values(admitted_at=func.coalesce(runs.c.admitted_at, now))
-            .returning(*runs.c)
+            .returning(*runs.c, _group_stored_at().label(GROUP_STORED_AT))
         )
     ).first()
     if taken is not None:
@@ -233,6 +245,15 @@ async def claim_failed(
         return None
     m = row._mapping
     return {k: v for k, v in m.items() if k != "previous_error"}, m["previous_error"]
+
+
+async def set_starting_step(conn: AsyncConnection, run_id: str, index: int, step_id: str) -> None:
+    """Where a retried run enters its group's current pipeline (its old step is gone)."""
+    await conn.execute(
+        update(runs)
+        .where(runs.c.run_id == run_id)
+        .values(starting_step=index, starting_step_id=step_id)
+    )
 
 
 async def fail_retry(

@@ -11,6 +11,7 @@ from mnemo.core.engine import Engine
 from mnemo.core.groups import GroupCache
 from mnemo.domain.group import GroupConfig
 from mnemo.domain.requests import NotFound
+from mnemo.store import groups as group_store
 
 pytestmark = pytest.mark.integration
 
@@ -56,3 +57,22 @@ async def test_the_default_template_shapes_only_a_new_default_group(
     assert kept.template == "personalization"
     assert caplog.text.count("kept the existing default group (template 'personalization')") == 1
     assert "template 'engram_quickstart' applies only" in caplog.text
+
+
+async def test_a_group_stored_after_the_cached_copy_is_loaded_again(
+    engine: Engine, project: str
+) -> None:
+    """Another process (the gateway) changed the group within the TTL: a caller that read
+    when the group was last stored (a run's row) gets the group as stored, not the copy."""
+    elsewhere = GroupCache(engine.database.db, engine.deps.clock)
+    await engine.put_group(project, "notes", {"template": "personalization"})
+    cached = await elsewhere.get(project, "notes")
+    await engine.put_group(project, "notes", {"template": "engram_quickstart"})
+    async with engine.database.db.connect() as conn:
+        stamped = await group_store.get_stamped(conn, project, "notes")
+    assert stamped is not None
+    stored_at = stamped[1]
+    assert (await elsewhere.get(project, "notes")) == cached  # within the TTL, unasked
+    fresh = await elsewhere.get(project, "notes", stored_at)
+    assert fresh.template == "engram_quickstart" != cached.template
+    assert (await elsewhere.get(project, "notes", stored_at)) is fresh  # cached again

@@ -131,7 +131,7 @@ async def _known(
     if row["redaction"] is not None:
         raise LookupError(f"run {row['run_id']} has no raw input left ({row['redaction']})")
     run = RunRecord.from_row(row)
-    return await groups.get(run.project, run.group), run
+    return await groups.get(run.project, run.group, row[runs.GROUP_STORED_AT]), run
 
 
 async def _erased_before(tx: AsyncConnection, event: RawEvent, position: RawPosition) -> bool:
