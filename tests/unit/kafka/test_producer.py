@@ -5,6 +5,8 @@ broker's side is checked in tests/kafka/test_idempotent_producers.py."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from faust.exceptions import ProducerSendError
 
 from mnemo.kafka.app import IdempotentProducer, make_app
 from mnemo.kafka.producer import is_sequence_error
+from mnemo.kafka.watchdog import RESTART_EXIT_CODE
 from mnemo.settings import KafkaSettings, Settings
 
 
@@ -69,3 +72,34 @@ async def test_a_refused_sequence_makes_the_stage_leave_and_nothing_else_does(
     await asyncio.sleep(0)
     group = KafkaSettings(topic_prefix="unit").group_id("committer")
     assert refused == [(group, "OutOfOrderSequenceNumber")]
+
+
+def test_by_default_a_refused_producer_ends_the_stage_for_its_supervisor(tmp_path: Path) -> None:
+    """The default reaction, in a process of its own (it ends the process)."""
+    script = f"""
+import asyncio
+from aiokafka.errors import OutOfOrderSequenceNumber
+from mnemo.kafka.app import make_app
+from mnemo.settings import KafkaSettings, Settings
+
+async def main():
+    settings = Settings(data_dir={str(tmp_path)!r}, kafka=KafkaSettings(topic_prefix="unit"))
+    producer = make_app("buffer", settings).producer
+    sent = asyncio.get_running_loop().create_future()
+    sent.add_done_callback(producer._sent)
+    sent.set_exception(OutOfOrderSequenceNumber())
+    await asyncio.sleep(0.1)
+    print("still running")
+
+asyncio.run(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == RESTART_EXIT_CODE, done.stdout + done.stderr
+    assert "still running" not in done.stdout
+    assert (
+        "[mnemo] unit-buffer: the broker refused this stage's producer "
+        "(OutOfOrderSequenceNumber); only a new producer gets past it; exiting so that the "
+        "supervisor restarts this stage"
+    ) in done.stderr
