@@ -1,5 +1,7 @@
 """The faust app every stage service is built on: broker, store, timeouts, /metrics, /healthz.
 
+The app's producer is idempotent with acks=all (`IdempotentProducer`, `mnemo.kafka.producer`).
+
 Consumer lag is not measured here: each replica would export every partition's lag (sums
 double with two replicas) and the series would vanish with the consumer. The gateway
 measures every group's lag from the broker (`mnemo.kafka.lag`).
@@ -7,12 +9,19 @@ measures every group's lag from the broker (`mnemo.kafka.lag`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import faust
+from faust.transport.drivers.aiokafka import Producer as AIOKafkaProducer
+from faust.types import ProducerT
 from prometheus_client import generate_latest
 
+from mnemo.kafka.producer import IDEMPOTENT, is_sequence_error
+from mnemo.kafka.watchdog import leave
 from mnemo.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -24,11 +33,67 @@ def json_schema() -> faust.Schema:
     return faust.Schema(key_serializer="raw", value_serializer="json")
 
 
+def leave_refused(app_id: str, exc: BaseException) -> None:
+    """A stage's reaction to a producer the broker refuses: leave, so that the supervisor
+    starts the stage again with a new producer (`mnemo.kafka.producer`). Nothing is lost:
+    the record whose output failed is not acknowledged, so it is consumed again."""
+    leave(
+        f"{app_id}: the broker refused this stage's producer ({exc.__class__.__name__}); "
+        "only a new producer gets past it"
+    )
+
+
+class IdempotentProducer(AIOKafkaProducer):
+    """faust's aiokafka producer, idempotent with acks=all.
+
+    faust-streaming 0.15.3 builds its aiokafka producer from its settings plus
+    `_settings_extra`, which adds `enable_idempotence` only with
+    `processing_guarantee="exactly_once"` (transactions, which the stages do not use: they
+    acknowledge a record once its outputs are acknowledged). No setting passes it through,
+    so this overrides that hook.
+
+    Every send (records, table changelogs, ticks, the DLQ) is watched: a sequence error
+    calls `on_refused` (by default `leave_refused`). Its callback is added before faust's
+    own, so the stage leaves before the failure reaches the record's handler, which would
+    otherwise dead-letter the record as poison."""
+
+    on_refused: Callable[[str, BaseException], None] = staticmethod(leave_refused)
+
+    def _settings_extra(self) -> Mapping[str, Any]:
+        return {**super()._settings_extra(), **IDEMPOTENT}
+
+    async def send(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            sent = await super().send(*args, **kwargs)
+        except Exception as exc:  # refused before it was queued (a producer failed before)
+            self.check(exc)
+            raise
+        if isinstance(sent, asyncio.Future):
+            sent.add_done_callback(self._sent)
+        return sent
+
+    def _sent(self, fut: asyncio.Future[Any]) -> None:
+        if not fut.cancelled():
+            self.check(fut.exception())
+
+    def check(self, exc: BaseException | None) -> None:
+        if is_sequence_error(exc):
+            assert exc is not None
+            self.on_refused(self.app.conf.id, exc)
+
+
+class StageApp(faust.App):
+    """A faust app whose producer is an `IdempotentProducer`."""
+
+    def _new_producer(self) -> ProducerT:
+        return IdempotentProducer(self.transport, loop=self.loop, beacon=self.beacon)
+
+
 def make_app(service: str, settings: Settings) -> faust.App:
     """A faust app whose id is the service's consumer group; tables recover from changelogs."""
     ks = settings.kafka
     ks.state_dir.mkdir(parents=True, exist_ok=True)  # faust makes only the last level
-    app = faust.App(
+    app = StageApp(
         ks.group_id(service),
         broker=ks.broker_url,
         store="memory://",

@@ -30,7 +30,7 @@ from mnemo.kafka import metrics as kmetrics
 from mnemo.kafka.continuity import Continuity, holds_records
 from mnemo.kafka.dlqops import REPLAY_HEADER
 from mnemo.kafka.events.channels import ChannelKind
-from mnemo.kafka.installation import record_installation
+from mnemo.kafka.installation import foreign, record_installation
 from mnemo.kafka.lanes import Lanes
 from mnemo.kafka.runtime import Runtime
 from mnemo.kafka.stages.failures import dead_letter
@@ -112,13 +112,10 @@ def same_installation(rt: Runtime, incoming: Incoming) -> None:
     """Leave the group, without acknowledging the record, when it belongs to another
     installation than this stage's database (mnemo.kafka.installation): processing it here
     would drop or misfile its run."""
-    theirs, ours = incoming.installation, rt.installation_id
-    if theirs is not None and ours is not None and theirs != ours:
-        leave(
-            f"{rt.service}: {incoming.topic}[{incoming.partition}]@{incoming.offset} belongs to "
-            f"installation {theirs}, but this stage's database is installation {ours}: check "
-            "MNEMO_DATABASE_URL (or MNEMO_DATA_DIR) and MNEMO_KAFKA_TOPIC_PREFIX"
-        )
+    where = f"{incoming.topic}[{incoming.partition}]@{incoming.offset}"
+    refusal = foreign(rt.service, where, incoming.installation, rt.installation_id)
+    if refusal is not None:
+        leave(refusal)
 
 
 async def in_sequence(rt: Runtime, continuity: Continuity, incoming: Incoming) -> None:

@@ -75,6 +75,19 @@ async def check_for_stage(
         await asyncio.sleep(1.0)
 
 
+def foreign(service: str, where: str, theirs: str | None, ours: str | None) -> str | None:
+    """Why a stage must not take a record (at `where`) that carries installation `theirs`,
+    in one line naming both installations; None when it may (same installation, or a
+    record without the header)."""
+    if theirs is None or ours is None or theirs == ours:
+        return None
+    return (
+        f"{service}: {where} belongs to installation {theirs}, but this stage's database is "
+        f"installation {ours}: check MNEMO_DATABASE_URL (or MNEMO_DATA_DIR) and "
+        "MNEMO_KAFKA_TOPIC_PREFIX"
+    )
+
+
 def record_installation(headers: object) -> str | None:
     """The installation id a consumed record carries (None: no header)."""
     items = headers.items() if isinstance(headers, dict) else (headers or [])

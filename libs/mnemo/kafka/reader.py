@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
+from mnemo.kafka.producer import IDEMPOTENT
+
 
 @dataclass(frozen=True)
 class Stored:
@@ -70,6 +72,6 @@ async def partitions(bootstrap: str, topics: list[str]) -> dict[str, list[int]]:
 
 async def producer(bootstrap: str) -> AIOKafkaProducer:
     """An acks=all idempotent producer, started."""
-    p = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
+    p = AIOKafkaProducer(bootstrap_servers=bootstrap, **IDEMPOTENT)
     await p.start()
     return p

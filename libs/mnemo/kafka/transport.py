@@ -10,9 +10,9 @@ through after all and is answered as accepted. An idempotency key claimed with t
 is released with a refused add. A retry publishes the claimed run's raw event
 again; if the broker does not take it, the Engine fails the run again (same arbitration).
 A producer whose idempotence state the broker no longer accepts (OutOfOrderSequenceNumber and
-its kin, seen after a broker outage) would refuse every add on those partitions until a
-restart: such a failure replaces the producer at once (a new producer id starts new
-sequences). While adds are refused, `check` says so, so /readyz answers 503 instead of
+its kin, seen after a broker outage: `mnemo.kafka.producer`) would refuse every add on those
+partitions until a restart: such a failure replaces the producer at once (a new producer id
+starts new sequences). While adds are refused, `check` says so, so /readyz answers 503 instead of
 ready. An erase first asks where the raw topic ends (`raw_log_position`, for the tombstone); if
 the broker cannot say, the erase answers 503 and removes nothing.
 """
@@ -27,14 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.errors import (
-    DuplicateSequenceNumber,
-    InvalidProducerEpoch,
-    InvalidProducerIdMapping,
-    OutOfOrderSequenceNumber,
-    ProducerFenced,
-    UnknownProducerId,
-)
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mnemo.core.failures import describe
@@ -48,6 +40,7 @@ from mnemo.kafka.events.raw import RawEvent
 from mnemo.kafka.installation import HEADER as INSTALLATION_HEADER
 from mnemo.kafka.installation import claim_for_gateway
 from mnemo.kafka.lag import LagMonitor, stage_groups
+from mnemo.kafka.producer import IDEMPOTENT, SEQUENCE_ERRORS
 from mnemo.kafka.reader import partitions
 from mnemo.settings import SERVICES, KafkaSettings
 from mnemo.store import idempotency as idempotency_store
@@ -56,11 +49,6 @@ from mnemo.tracing import spans
 
 log = logging.getLogger(__name__)
 BROKER_CHECK_SECONDS = 3.0
-# The broker refuses the producer's idempotence state: only a new producer gets past it.
-SEQUENCE_ERRORS = (
-    OutOfOrderSequenceNumber, DuplicateSequenceNumber, InvalidProducerEpoch,
-    InvalidProducerIdMapping, UnknownProducerId, ProducerFenced,
-)  # fmt: skip
 
 
 def raw_event(record: RunRecord) -> RawEvent:
@@ -118,8 +106,7 @@ class KafkaTransport:
     def _real_producer(self) -> AIOKafkaProducer:
         return AIOKafkaProducer(
             bootstrap_servers=self.ks.bootstrap_servers,
-            acks="all",
-            enable_idempotence=True,
+            **IDEMPOTENT,
             request_timeout_ms=int(self.ks.produce_timeout_seconds * 1000),
         )
 
