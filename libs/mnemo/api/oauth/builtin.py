@@ -184,14 +184,7 @@ class BuiltinProvider:
             if found.used_at is not None:
                 await store.revoke_family(conn, found.family)
                 return None
-        return RefreshToken(
-            token=refresh_token,
-            client_id=found.client_id,
-            scopes=found.scopes,
-            expires_at=int(found.expires_at.timestamp()),
-            resource=found.resource,
-            subject=found.user_id,
-        )
+        return RefreshToken(**_presented(refresh_token, found))
 
     async def exchange_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
@@ -233,14 +226,7 @@ class BuiltinProvider:
             found = await store.token(conn, token, "access", self._now())
         if found is None:
             return None
-        return AccessToken(
-            token=token,
-            client_id=found.client_id,
-            scopes=found.scopes,
-            expires_at=int(found.expires_at.timestamp()),
-            resource=found.resource,
-            subject=found.user_id,
-        )
+        return AccessToken(**_presented(token, found))
 
     async def grant_for(self, token: str) -> Grant | None:
         """The grant an access token carries; None when unknown, expired or revoked."""
@@ -268,3 +254,15 @@ def _with_query(url: str, **values: str | None) -> str:
     extra = urlencode({k: v for k, v in values.items() if v is not None})
     query = f"{parts.query}&{extra}" if parts.query else extra
     return urlunsplit(parts._replace(query=query))
+
+
+def _presented(secret: str, found: store.TokenRecord) -> dict[str, Any]:
+    """The fields the SDK's access and refresh token models share, from a stored token."""
+    return {
+        "token": secret,
+        "client_id": found.client_id,
+        "scopes": found.scopes,
+        "expires_at": int(found.expires_at.timestamp()),
+        "resource": found.resource,
+        "subject": found.user_id,
+    }
