@@ -226,6 +226,14 @@ memories = Table(
         postgresql_ops={"embedding": "vector_cosine_ops"},
     ),
     Index("memories_properties", "properties", postgresql_using="gin"),
+    # Successor lookups walk it newest first (store.search.later_memories; migration 0021).
+    Index(
+        "memories_event_time_end",
+        "project",
+        "group",
+        text("event_time_end DESC"),
+        "id",
+    ),
 )
 
 # BM25 postings: one row per (searchable memory, English lexeme), kept by a trigger on
