@@ -80,3 +80,16 @@ async def test_embedded_provenance_and_as_of(embedded: EmbeddedClient) -> None:
     assert len(await embedded.memories.search("rye", user_id=user)) == 1
     with pytest.raises(NotFoundError):
         await embedded.memories.provenance(memory_id, user_id="someone-else")
+
+
+async def test_embedded_has_the_servers_own_calls_too(embedded: EmbeddedClient) -> None:
+    """The in-process client is the async client on another transport: `verify`, `status`
+    and `import_batch` answer as the server would, refusals included."""
+    await embedded.verify()
+    status = await embedded.status()
+    assert status["project"] == embedded.project and isinstance(status["recent_failures"], list)
+    with pytest.raises(ValidationError) as refused:
+        await embedded.import_batch({"memories": [{"content": "no id, no topic"}]})
+    assert refused.value.status == 422 and refused.value.errors
+    report = await embedded.import_batch({"groups": [], "memories": []})
+    assert report["imported"] == 0 and report["groups"] == 0

@@ -14,12 +14,14 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
+from pydantic import ValidationError as PydanticValidationError
+
 from mnemo.api.schemas import GroupSummary, ProjectStatus
 from mnemo.api.statuses import status_of
 from mnemo.client.aio import AsyncMnemoClient
 from mnemo.client.errors import NotFoundError, error_for
 from mnemo.client.models import AddResult, SearchResults
-from mnemo.client.requests import Call, WaitPlan
+from mnemo.client.requests import Call, WaitPlan, local_error
 from mnemo.client.transport import drive_async
 from mnemo.core.engine import Engine
 from mnemo.core.granted import Granted
@@ -72,7 +74,11 @@ def _operations(g: Granted) -> dict[str, Operation]:
         return found.model_dump(mode="json")
 
     async def import_batch(body: dict[str, Any]) -> dict[str, Any]:
-        report = await g.import_batch(ImportBatch.model_validate(body))
+        try:  # the server would answer 422: the same typed error here
+            batch = ImportBatch.model_validate(body)
+        except PydanticValidationError as exc:
+            raise local_error(exc) from exc
+        report = await g.import_batch(batch)
         return report.model_dump(mode="json")
 
     async def verify() -> None:

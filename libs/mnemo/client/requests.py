@@ -58,7 +58,7 @@ class Call(Generic[T]):
     args: dict[str, Any] = field(default_factory=dict)
 
 
-def _local_error(exc: PydanticValidationError) -> ValidationError:
+def local_error(exc: PydanticValidationError) -> ValidationError:
     errors = [
         {"location": ".".join(["body", *map(str, e["loc"])]), "message": e["msg"]}
         for e in exc.errors()
@@ -88,7 +88,7 @@ def add_request(data: InputLike, **fields: Any) -> AddRequest:
     try:
         return AddRequest(input=to_add_input(data), **_given(fields))
     except PydanticValidationError as exc:
-        raise _local_error(exc) from exc
+        raise local_error(exc) from exc
 
 
 def search_request(
@@ -102,7 +102,7 @@ def search_request(
     try:
         return SearchRequest(query=query, topics=topics, retrieval_config=config, **_given(fields))
     except PydanticValidationError as exc:
-        raise _local_error(exc) from exc
+        raise local_error(exc) from exc
 
 
 def list_request(
@@ -113,7 +113,7 @@ def list_request(
     try:
         return ListRequest(topics=topics, limit=limit, **given)
     except PydanticValidationError as exc:
-        raise _local_error(exc) from exc
+        raise local_error(exc) from exc
 
 
 def _given(fields: Mapping[str, Any]) -> dict[str, Any]:
