@@ -13,6 +13,7 @@ employer ("works at X" / "works for Y"). Everything else is never treated as a c
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -266,6 +267,10 @@ def changed_fact(old: str, new: str, similarity: float, similar: float) -> str |
     )
 
 
+# Every ranked read compares its hits with up to a hundred later memories
+# (`core.supersession`), so one text's keys are asked for again and again; they depend on the
+# text alone.
+@functools.lru_cache(maxsize=4096)
 def change_keys(content: str, *, as_old: bool = False) -> frozenset[str]:
     """What a sentence states, as keys: the claim's attribute, the families it belongs to and
     (for a statement that ends something) the words of what it ends.
