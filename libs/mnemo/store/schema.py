@@ -234,6 +234,8 @@ memories = Table(
         text("event_time_end DESC"),
         "id",
     ),
+    # A memory's neighbours in its run (store.neighbours; migration 0022).
+    Index("memories_run_order", "project", "group", text("(run_ids[1])"), "event_time", "id"),
 )
 
 # BM25 postings: one row per (searchable memory, English lexeme), kept by a trigger on
