@@ -420,13 +420,14 @@ class Settings(BaseSettings):
         description="Lift for a memory whose subject, speaker or a property value is a name "
         "the query mentions.",
     )
-    # 0.5 measured best on LoCoMo (docs/benchmarks.md); off until BEAM-128K confirms it.
+    # Measured on LoCoMo dev and BEAM-128K (docs/benchmarks.md, "Recall signals").
     recall_context_weight: float = Field(
-        default=0.0,
+        default=0.5,
         ge=0,
         le=5,
-        description="Share of the better neighbour's z-score (the memories written just "
-        "before and after by the same run) added to a memory's.",
+        description="Share of the gap to the better neighbour's z-score (the memories "
+        "written just before and after by the same run) that a memory closes when that "
+        "neighbour matches the query better than it does.",
     )
 
     # Distributed mode (Kafka stage services and the gateway in front of them).

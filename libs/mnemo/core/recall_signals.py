@@ -10,10 +10,13 @@ the similarity for vector), so one weight means the same in every mode and on ev
   range overlaps it;
 - names: a name the query mentions is one of the memory's property values, or stands among
   the first words of its content (a speaker label "Caroline: ..." or the sentence's subject);
-- context: the memory's neighbours (the memories written just before and after it by the
-  same run, in event-time order) scored well for this query: the better neighbour's z, when
-  above the pool's mean, at a lower weight. A short reply ("Yes, last week!") is found
-  through the question before it.
+- context: a memory's neighbours (the memories written just before and after it by the
+  same run, in event-time order) scored better than it for this query: it closes that share
+  of the gap to the better neighbour's z. A short reply ("Yes, last week!") is found through
+  the question before it. Only the gap moves it, not the neighbour's whole score: a memory
+  that already ranks above its neighbours keeps its place, so a run whose turns all match
+  does not crowd the cut with its adjacent turns (adding the whole neighbour's score did, and
+  lost BEAM-128K questions; docs/benchmarks.md).
 
 Each weight is a setting (`Settings.recall_*`); 0 turns its signal off, and with all three
 at 0 the pool is the limit and ranking is exactly the lists'. Bench: `python -m
@@ -108,9 +111,22 @@ def boosts(
         if weights.context:
             near = [z[n] for n in neighbours.get(memory.id, ()) if n in z]
             if near:
-                move += weights.context * max(0.0, max(near))
+                move += weights.context * max(0.0, max(near) - z[memory.id])
         moved[memory.id] = move
     return moved
+
+
+def pool_z(
+    found: Sequence[Memory], kind: RetrievalType
+) -> tuple[dict[str, float], float, float] | None:
+    """Each candidate's z-score in the pool (its score in the mode's unbounded form), with
+    the pool's mean and spread; None when every candidate scores alike."""
+    values = {m.id: _unbounded(kind, m.score or 0.0) for m in found}
+    mean = math.fsum(values.values()) / len(values)
+    spread = math.sqrt(math.fsum((v - mean) ** 2 for v in values.values()) / len(values))
+    if spread <= 0:
+        return None
+    return {i: (v - mean) / spread for i, v in values.items()}, mean, spread
 
 
 def rerank(
@@ -125,12 +141,10 @@ def rerank(
     with its moved score in the mode's own [0, 1] form."""
     if not found or not weights.active:
         return list(found[:limit])
-    values = {m.id: _unbounded(kind, m.score or 0.0) for m in found}
-    mean = math.fsum(values.values()) / len(values)
-    spread = math.sqrt(math.fsum((v - mean) ** 2 for v in values.values()) / len(values))
-    if spread <= 0:
+    standard = pool_z(found, kind)
+    if standard is None:
         return list(found[:limit])
-    z = {i: (v - mean) / spread for i, v in values.items()}
+    z, mean, spread = standard
     moved = boosts(found, z, intent, neighbours, weights)
     position = {m.id: n for n, m in enumerate(found)}
     # Ties keep the lists' order.

@@ -98,8 +98,31 @@ def test_a_neighbour_of_a_strong_hit_moves_up(kind: RetrievalType) -> None:
     near = {"m7": ["m0", "m6"], "m0": ["m7"]}
     moved = rerank(found, kind, QueryIntent(), near, RecallWeights(context=1.0), 5)
     assert "m7" in ids(moved)
-    # a neighbour below the pool's mean lifts nothing
+    # a neighbour weaker than the memory lifts nothing
     near = {"m6": ["m7"]}
     assert rerank(found, kind, QueryIntent(), near, RecallWeights(context=1.0), 8) == [
         m.model_copy(update={"score": round(m.score or 0, 6)}) for m in found
     ]
+
+
+@pytest.mark.parametrize("kind", ["vector", "bm25", "hybrid"])
+def test_context_closes_a_share_of_the_gap_to_the_better_neighbour(kind: RetrievalType) -> None:
+    found = pool(kind)
+    # m1 and m2 are adjacent turns of m0's run; m3 is alone in its own
+    near = {"m0": ["m1"], "m1": ["m0", "m2"], "m2": ["m1"]}
+    scores = {
+        m.id: m.score
+        for m in rerank(found, kind, QueryIntent(), near, RecallWeights(context=1.0), 8)
+    }
+    # the whole gap at weight 1: m1 and m2 reach their better neighbour's own score (not
+    # its moved one: lifts do not chain along a run)
+    assert scores["m1"] == scores["m0"] == round(found[0].score or 0, 6)
+    assert scores["m2"] == round(found[1].score or 0, 6)
+    half = {
+        m.id: m for m in rerank(found, kind, QueryIntent(), near, RecallWeights(context=0.5), 8)
+    }
+    assert (found[1].score or 0) < (half["m1"].score or 0) < (found[0].score or 0)
+    # the run's best turn is not lifted by its weaker neighbour (adding the neighbour's
+    # whole score did that, and crowded the cut with one run's turns)
+    assert half["m0"].score == round(found[0].score or 0, 6)
+    assert half["m3"].score == round(found[3].score or 0, 6)
