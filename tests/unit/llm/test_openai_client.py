@@ -174,10 +174,13 @@ async def test_a_client_error_is_not_retried(server: ScriptedLLMServer) -> None:
 
 async def test_timeouts_are_retried(server: ScriptedLLMServer) -> None:
     server.script("extract", ANSWER)
-    server.delay_seconds = 0.3
+    server.delay_seconds = 5.0
 
+    # A timeout long enough for each request to reach the server on a loaded machine (at
+    # 0.05 s the second attempt sometimes gave up before the server had read it), far below
+    # the server's delay.
     with pytest.raises(LLMError, match=r"failed after 2 attempts: request timed out"):
-        await make_llm(server, max_attempts=2, timeout=0.05).complete(
+        await make_llm(server, max_attempts=2, timeout=0.5).complete(
             extract.PROMPT, extract_context()
         )
 
