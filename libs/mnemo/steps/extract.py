@@ -16,7 +16,6 @@ from mnemo.domain.topics import Topic
 from mnemo.prompts import extract as extract_prompt
 from mnemo.steps import related
 from mnemo.store import bounded
-from mnemo.store import memories as memory_store
 
 log = logging.getLogger(__name__)
 
@@ -166,8 +165,7 @@ async def _current_bounded(
 ) -> str | None:
     topic = group.topic(topic_name)
     async with deps.db.connect() as conn:
-        memory_id = await bounded.bounded_id(
-            conn, batch.project, group.name, topic, batch.user_id, batch.properties
+        memory = await bounded.current(
+            conn, batch.project, group, topic, batch.user_id, batch.properties
         )
-        memory = await memory_store.get(conn, batch.project, group, batch.user_id, memory_id)
     return memory.content if memory else None

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from mnemo.domain.memory import MemoryStatus
+from mnemo.domain.group import GroupConfig
+from mnemo.domain.memory import Memory, MemoryStatus
 from mnemo.domain.scope import bounded_memory_id, scoped_properties, topic_scope
 from mnemo.domain.topics import Topic
+from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
 from mnemo.store.schema import memories
+from mnemo.store.tenancy import memory_owner_filter
 
 
 async def bounded_id(
@@ -37,6 +40,37 @@ async def existing_id(
     properties: Mapping[str, str],
 ) -> str | None:
     """The scope's active memory, else a memory under the derived id; None: neither."""
+    row = (await conn.execute(_existing(project, group, topic, user_id, properties))).first()
+    return str(row.id) if row is not None else None
+
+
+async def current(
+    conn: AsyncConnection,
+    project: str,
+    group: GroupConfig,
+    topic: Topic,
+    user_id: str | None,
+    properties: Mapping[str, str],
+) -> Memory | None:
+    """The scope's one memory of the bounded `topic` if it is active and `user_id` may see
+    it (`memories.get` of `bounded_id`), in one round trip."""
+    derived = _derived(project, group.name, topic, user_id, properties)
+    found = _existing(project, group.name, topic, user_id, properties).scalar_subquery()
+    row = (
+        await conn.execute(
+            select(*MEMORY_COLUMNS).where(
+                memories.c.id == func.coalesce(found, derived),
+                memories.c.status == MemoryStatus.active,
+                memory_owner_filter(project, group, user_id),
+            )
+        )
+    ).first()
+    return memory_from_row(row) if row else None
+
+
+def _existing(
+    project: str, group: str, topic: Topic, user_id: str | None, properties: Mapping[str, str]
+) -> Select[tuple[str]]:
     derived = _derived(project, group, topic, user_id, properties)
     scope = [
         memories.c.topic == topic.name,
@@ -45,7 +79,7 @@ async def existing_id(
     ]
     if topic.scoping.user_scoped:
         scope.append(memories.c.user_id == user_id)
-    found = await conn.execute(
+    return (
         select(memories.c.id)
         .where(memories.c.project == project, memories.c.group == group)
         .where(or_(memories.c.id == derived, and_(*scope)))
@@ -56,8 +90,6 @@ async def existing_id(
         )
         .limit(1)
     )
-    row = found.first()
-    return str(row.id) if row is not None else None
 
 
 def _derived(
