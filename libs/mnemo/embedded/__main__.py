@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -18,6 +19,8 @@ from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 from mnemo.tracing.setup import configure as configure_tracing
 
+GC_THRESHOLD = 10_000  # allocations between young collections (Python's default: 700)
+
 
 async def run_workers(settings: Settings) -> None:
     if settings.worker_nice:
@@ -25,6 +28,7 @@ async def run_workers(settings: Settings) -> None:
         # process are latency work. Under CPU contention the kernel now favours the latter.
         os.nice(settings.worker_nice)
     engine = await start_engine(settings)
+    settle_heap()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -43,6 +47,16 @@ async def run_workers(settings: Settings) -> None:
         for task in tasks:
             task.cancel()
         await engine.close()
+
+
+def settle_heap() -> None:
+    """Keep the garbage collector off what start-up built (modules, models, compiled
+    statements: hundreds of thousands of objects no run frees), and let it run less often:
+    a run allocates thousands of short-lived objects, and with the defaults collections took
+    3-8% of a worker's time (py-spy, bench section 6). Reference cycles are still freed."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
 
 
 async def _show_progress(ready_file: Path, engine: Engine) -> None:
