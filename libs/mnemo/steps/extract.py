@@ -16,6 +16,7 @@ from mnemo.domain.topics import Topic
 from mnemo.prompts import extract as extract_prompt
 from mnemo.steps import related
 from mnemo.store import bounded
+from mnemo.store.database import AUTOCOMMIT_READS
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +166,7 @@ async def _current_bounded(
 ) -> str | None:
     topic = group.topic(topic_name)
     async with deps.db.connect() as conn:
+        await conn.execution_options(isolation_level=AUTOCOMMIT_READS)
         memory = await bounded.current(
             conn, batch.project, group, topic, batch.user_id, batch.properties
         )
