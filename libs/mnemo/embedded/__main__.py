@@ -15,6 +15,7 @@ from mnemo.core.engine import Engine
 from mnemo.core.heartbeat import making_progress
 from mnemo.embedded.startup import start_engine
 from mnemo.embedded.transport import EmbeddedTransport
+from mnemo.embeddings.factory import embedder_from_settings
 from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 from mnemo.tracing.setup import configure as configure_tracing
@@ -27,7 +28,10 @@ async def run_workers(settings: Settings) -> None:
         # Pipeline work is throughput work; acknowledgements and searches in the server
         # process are latency work. Under CPU contention the kernel now favours the latter.
         os.nice(settings.worker_nice)
-    engine = await start_engine(settings)
+    # This process answers no request: the local model may run on its event loop.
+    engine = await start_engine(
+        settings, embedder=embedder_from_settings(settings, on_event_loop=True)
+    )
     settle_heap()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
