@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -50,6 +50,16 @@ class Operations:
             ops[kind].append(memory_id)
 
 
+# Every commit runs these: built once, values bound at execution.
+_CLAIM_BATCH = (
+    pg_insert(applied_batches)
+    .values(batch_id=bindparam("batch_id"), applied_at=bindparam("applied_at"))
+    .on_conflict_do_nothing()
+    .returning(applied_batches.c.batch_id)
+)
+_INSERT_MEMORY = insert(memories)
+
+
 async def apply(
     conn: AsyncConnection,
     batch_id: str,
@@ -65,12 +75,7 @@ async def apply(
 
     The drafts are not written to a table first: staged and applied in one transaction,
     such rows were never visible to anyone (4 statements per commit for nothing)."""
-    claimed = await conn.execute(
-        pg_insert(applied_batches)
-        .values(batch_id=batch_id, applied_at=now)
-        .on_conflict_do_nothing()
-        .returning(applied_batches.c.batch_id)
-    )
+    claimed = await conn.execute(_CLAIM_BATCH, {"batch_id": batch_id, "applied_at": now})
     if claimed.first() is None:
         return None
     ops = Operations()
@@ -130,7 +135,8 @@ async def _apply_one(
     if current is None:
         new_id = memory_id or str(uuid.uuid4())
         await conn.execute(
-            insert(memories).values(
+            _INSERT_MEMORY,
+            dict(
                 id=new_id,
                 project=project,
                 group=group.name,
@@ -150,7 +156,7 @@ async def _apply_one(
                 event_time_end=evidence.end,
                 written_by_run_id=c.run_id,
                 operation="created",
-            )
+            ),
         )
         ops.add(c.run_id, "created", new_id)
         ops.created.append(c.model_copy(update={"memory_id": new_id}))

@@ -9,7 +9,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, or_, select, text, tuple_, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -110,8 +110,13 @@ async def submitted(conn: AsyncConnection, project: str, run_id: str) -> RunInpu
     )
 
 
+# Read for every run a worker takes: built once (statements built per call cost CPU to
+# build and to find in SQLAlchemy's compiled cache).
+_RAW = select(runs).where(runs.c.run_id == bindparam("run_id"))
+
+
 async def raw(conn: AsyncConnection, run_id: str) -> Mapping[Any, Any] | None:
-    row = (await conn.execute(select(runs).where(runs.c.run_id == run_id))).first()
+    row = (await conn.execute(_RAW, {"run_id": run_id})).first()
     return row._mapping if row else None
 
 
