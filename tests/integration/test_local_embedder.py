@@ -157,6 +157,32 @@ async def test_the_embedder_gives_one_text_one_vector_however_requests_are_batch
     assert await batched.embed(texts[::-1]) == one_by_one[::-1]
 
 
+async def test_on_the_event_loop_the_vectors_are_the_same_and_other_tasks_interleave() -> None:
+    """A worker process encodes on its event loop (no thread hand-off): the same vectors,
+    and other tasks run between two calls, not only after the whole queue."""
+    texts = [item["text"] for item in REFERENCE["passages"]][:6]
+    threaded = LocalEmbedder(cache_size=0)
+    inline = LocalEmbedder(cache_size=0, on_event_loop=True)
+    expected = [(await threaded.embed([text]))[0] for text in texts]
+    await inline.warm_up()
+    done: list[str] = []
+    seen: set[int] = set()  # how many texts were embedded, as a concurrent task saw it
+
+    async def embed(text: str) -> list[float]:
+        [vector] = await inline.embed([text])
+        done.append(text)
+        return vector
+
+    async def watch() -> None:
+        while len(done) < len(texts):
+            seen.add(len(done))
+            await asyncio.sleep(0)
+
+    *vectors, _ = await asyncio.gather(*(embed(text) for text in texts), watch())
+    assert vectors == expected
+    assert seen - {0}, "the loop was held until every text was embedded"
+
+
 def test_another_model_file_under_the_same_name_is_refused(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -233,6 +233,7 @@ class ScriptedLLMServer:
         self._responders: dict[str, Responder | deque[Any]] = {}
         self._faults: dict[str, deque[int | None]] = defaultdict(deque)  # status, None=bad JSON
         self._calls: list[tuple[str, dict[str, Any]]] = []
+        self._authorizations: list[str | None] = []  # each chat call's Authorization header
         self._embedding_calls: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self._agent_turns: deque[Answer | Responder] = deque()
@@ -302,6 +303,7 @@ class ScriptedLLMServer:
             self._responders.clear()
             self._faults.clear()
             self._calls.clear()
+            self._authorizations.clear()
             self._embedding_calls.clear()
             self._agent_turns.clear()
             for gate in self._holds.values():
@@ -314,6 +316,12 @@ class ScriptedLLMServer:
         """A snapshot of the chat calls received: (prompt_name, request_json), oldest first."""
         with self._lock:
             return list(self._calls)
+
+    @property
+    def authorizations(self) -> list[str | None]:
+        """The Authorization header of each scripted chat call, oldest first."""
+        with self._lock:
+            return list(self._authorizations)
 
     def calls_for(self, prompt_name: str) -> list[dict[str, Any]]:
         return [request for name, request in self.calls if name == prompt_name]
@@ -408,6 +416,7 @@ class ScriptedLLMServer:
         name = prompt_name_of(request_json)
         with self._lock:
             self._calls.append((name or "", request_json))
+            self._authorizations.append(request.headers.get("authorization"))
             fault = self._faults[name].popleft() if name and self._faults.get(name) else 0
             responder = self._responders.get(name) if name else None
             gate = self._holds.get(name) if name else None

@@ -9,13 +9,14 @@ if TYPE_CHECKING:
     from mnemo.settings import Settings
 
 
-def embedder_from_settings(settings: Settings) -> Embedder:
-    """`local` (default, bundled model), `openai` (any compatible server) or `hash` (tests)."""
+def embedder_from_settings(settings: Settings, *, on_event_loop: bool = False) -> Embedder:
+    """`local` (default, bundled model), `openai` (any compatible server) or `hash` (tests).
+    `on_event_loop`: the local model runs on the event loop's thread (`LocalEmbedder`)."""
     provider = settings.embedding_provider
     if provider == "local":
         from mnemo.embeddings.local import LocalEmbedder
 
-        return LocalEmbedder()
+        return LocalEmbedder(on_event_loop=on_event_loop)
     if provider == "openai":
         from mnemo.embeddings.openai_embedder import OpenAIEmbedder
 

@@ -68,10 +68,8 @@ async def _commit(
     writes = [c for c in batch.candidates if c.op != "delete" and not group.topic(c.topic).internal]
     contents = sorted({c.content for c in writes})
     vectors = await deps.embedder.embed(contents) if contents else []
-    await commits.stage(tx, batch_id, batch.project, group.name, batch.candidates, now)
-    ops = await commits.apply(
-        tx, batch_id, batch.project, group, dict(zip(contents, vectors, strict=True)), now
-    )
+    embeddings = dict(zip(contents, vectors, strict=True))
+    ops = await commits.apply(tx, batch_id, batch.project, group, batch.candidates, embeddings, now)
     if ops is not None:
         producer = produced_by(deps.llm)
         completed = await runs.record_commit(tx, ops.by_run, batch.run_ids, now, producer)

@@ -286,9 +286,9 @@ async def apply_pass(
     if plan.candidates:
         contents = sorted({c.content for c in plan.candidates})
         vectors = await deps.embedder.embed(contents)
-        await commits.stage(tx, plan.pass_id, scope.project, group.name, plan.candidates, now)
+        embeddings = dict(zip(contents, vectors, strict=True))
         ops = await commits.apply(
-            tx, plan.pass_id, scope.project, group, dict(zip(contents, vectors, strict=True)), now
+            tx, plan.pass_id, scope.project, group, plan.candidates, embeddings, now
         )
     await store.finish_pass(tx, scope, plan.seen, plan.started, now)
     _count(ops, plan)

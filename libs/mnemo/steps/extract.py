@@ -16,7 +16,7 @@ from mnemo.domain.topics import Topic
 from mnemo.prompts import extract as extract_prompt
 from mnemo.steps import related
 from mnemo.store import bounded
-from mnemo.store import memories as memory_store
+from mnemo.store.database import AUTOCOMMIT_READS
 
 log = logging.getLogger(__name__)
 
@@ -166,8 +166,8 @@ async def _current_bounded(
 ) -> str | None:
     topic = group.topic(topic_name)
     async with deps.db.connect() as conn:
-        memory_id = await bounded.bounded_id(
-            conn, batch.project, group.name, topic, batch.user_id, batch.properties
+        await conn.execution_options(isolation_level=AUTOCOMMIT_READS)
+        memory = await bounded.current(
+            conn, batch.project, group, topic, batch.user_id, batch.properties
         )
-        memory = await memory_store.get(conn, batch.project, group, batch.user_id, memory_id)
     return memory.content if memory else None

@@ -17,6 +17,7 @@ from mnemo.domain.pipeline import ExtractStep, TransformWithContextStep
 from mnemo.domain.search import MemoryQuery, TopicSelector
 from mnemo.llm.offline.text import normalized
 from mnemo.prompts import transform_with_context as twc_prompt
+from mnemo.store.database import AUTOCOMMIT_READS
 from mnemo.store.rows import memory_from_row
 from mnemo.store.search import vector_search
 from mnemo.store.tenancy import visible_memories
@@ -78,6 +79,7 @@ async def related_to(
     where = visible_memories(query, group)
     found: dict[str, tuple[Memory, float]] = {}
     async with deps.db.connect() as conn:
+        await conn.execution_options(isolation_level=AUTOCOMMIT_READS)
         for vector in vectors:
             for row, score in await vector_search(conn, where, vector, step.context_limit):
                 cosine = 2.0 * score - 1.0  # vector_search scores (cos + 1) / 2

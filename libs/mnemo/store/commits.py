@@ -1,7 +1,7 @@
 """Commit: the only place that persists memories.
 
-A batch's drafts are staged first (search never reads them), then applied in the caller's
-transaction. Applying is idempotent: a batch id that was applied before changes nothing.
+A batch's drafts are applied in the caller's transaction (search never reads them before it
+commits). Applying is idempotent: a batch id that was applied before changes nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -23,7 +23,7 @@ from mnemo.domain.memory import Candidate, MemoryStatus
 from mnemo.domain.scope import scoped_properties, topic_scope
 from mnemo.errors import MnemoError
 from mnemo.store import bounded, consolidation, reconsolidations
-from mnemo.store.schema import applied_batches, drafts, memories, memory_versions
+from mnemo.store.schema import applied_batches, memories, memory_versions
 
 
 class CommitError(MnemoError, ValueError):
@@ -50,31 +50,14 @@ class Operations:
             ops[kind].append(memory_id)
 
 
-async def stage(
-    conn: AsyncConnection,
-    batch_id: str,
-    project: str,
-    group: str,
-    candidates: Sequence[Candidate],
-    now: datetime,
-) -> None:
-    """Replace the batch's staged drafts (a re-run of the batch proposes afresh)."""
-    await conn.execute(delete(drafts).where(drafts.c.batch_id == batch_id))
-    if candidates:
-        await conn.execute(
-            insert(drafts),
-            [
-                {
-                    "batch_id": batch_id,
-                    "project": project,
-                    "group": group,
-                    "run_id": c.run_id,
-                    "candidate": c.model_dump(mode="json"),
-                    "created_at": now,
-                }
-                for c in candidates
-            ],
-        )
+# Every commit runs these: built once, values bound at execution.
+_CLAIM_BATCH = (
+    pg_insert(applied_batches)
+    .values(batch_id=bindparam("batch_id"), applied_at=bindparam("applied_at"))
+    .on_conflict_do_nothing()
+    .returning(applied_batches.c.batch_id)
+)
+_INSERT_MEMORY = insert(memories)
 
 
 async def apply(
@@ -82,37 +65,24 @@ async def apply(
     batch_id: str,
     project: str,
     group: GroupConfig,
+    candidates: Sequence[Candidate],
     embeddings: Mapping[str, Sequence[float]],
     now: datetime,
 ) -> Operations | None:
-    """Apply a staged batch. Returns None when the batch was applied before."""
-    claimed = await conn.execute(
-        pg_insert(applied_batches)
-        .values(batch_id=batch_id, applied_at=now)
-        .on_conflict_do_nothing()
-        .returning(applied_batches.c.batch_id)
-    )
+    """Apply a batch's drafts (`candidates`, in order) in the caller's transaction, so no
+    reader sees any of them before all are committed. Returns None when the batch was
+    applied before (a redelivery): then nothing changes.
+
+    The drafts are not written to a table first: staged and applied in one transaction,
+    such rows were never visible to anyone (4 statements per commit for nothing)."""
+    claimed = await conn.execute(_CLAIM_BATCH, {"batch_id": batch_id, "applied_at": now})
     if claimed.first() is None:
-        await conn.execute(delete(drafts).where(drafts.c.batch_id == batch_id))
         return None
-    rows = (
-        (
-            await conn.execute(
-                select(drafts.c.candidate)
-                .where(drafts.c.batch_id == batch_id)
-                .order_by(drafts.c.id)
-            )
-        )
-        .scalars()
-        .all()
-    )
     ops = Operations()
-    for raw in rows:
-        candidate = Candidate.model_validate(raw)
+    for candidate in candidates:
         if group.topic(candidate.topic).internal:
             continue  # fragments only feed later steps; they are never committed
         await _apply_one(conn, project, group, candidate, embeddings, now, ops)
-    await conn.execute(delete(drafts).where(drafts.c.batch_id == batch_id))
     return ops
 
 
@@ -165,7 +135,8 @@ async def _apply_one(
     if current is None:
         new_id = memory_id or str(uuid.uuid4())
         await conn.execute(
-            insert(memories).values(
+            _INSERT_MEMORY,
+            dict(
                 id=new_id,
                 project=project,
                 group=group.name,
@@ -185,7 +156,7 @@ async def _apply_one(
                 event_time_end=evidence.end,
                 written_by_run_id=c.run_id,
                 operation="created",
-            )
+            ),
         )
         ops.add(c.run_id, "created", new_id)
         ops.created.append(c.model_copy(update={"memory_id": new_id}))

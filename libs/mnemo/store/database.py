@@ -34,6 +34,10 @@ HANDLES_FILE = ".handle_pids.json"  # pgserver's list of processes using a data 
 # The package also ships Postgres 18 (its default); 16 is what pgserver 0.1.4 (mnemo up to
 # 2026-12) initialised, so existing data folders open without a pg_upgrade.
 EMBEDDED_POSTGRES_MAJOR = 16
+# The isolation level of a connection that only reads: under READ COMMITTED (the default)
+# each statement sees its own snapshot anyway, and autocommit spares the BEGIN and ROLLBACK
+# round trips of a transaction around them (pipeline lookups make a few per run).
+AUTOCOMMIT_READS = "AUTOCOMMIT"
 
 
 @dataclass

@@ -16,27 +16,30 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 CHANNEL = "mnemo_runs"
 # A notification's payload must stay under 8000 bytes; run ids are joined by commas.
 _PAYLOAD_BYTES = 7000
+NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 
 
 async def notify_finished(conn: AsyncConnection, run_ids: Iterable[str]) -> None:
     """Announce, at commit, that these runs may have reached a terminal status."""
+    for payload in payloads(run_ids):
+        await conn.execute(NOTIFY, {"channel": CHANNEL, "payload": payload})
+
+
+def payloads(run_ids: Iterable[str]) -> list[str]:
+    """The notification payloads announcing `run_ids` (comma-joined, each under the limit);
+    a statement that finishes runs may send them itself (`pg_notify(:channel, :payload)`)."""
+    out: list[str] = []
     chunk: list[str] = []
     size = 0
     for run_id in run_ids:
         if chunk and size + len(run_id) + 1 > _PAYLOAD_BYTES:
-            await _notify(conn, chunk)
+            out.append(",".join(chunk))
             chunk, size = [], 0
         chunk.append(run_id)
         size += len(run_id) + 1
     if chunk:
-        await _notify(conn, chunk)
-
-
-async def _notify(conn: AsyncConnection, run_ids: list[str]) -> None:
-    await conn.execute(
-        text("SELECT pg_notify(:channel, :payload)"),
-        {"channel": CHANNEL, "payload": ",".join(run_ids)},
-    )
+        out.append(",".join(chunk))
+    return out
 
 
 async def listen_finished(database_url: str) -> AsyncIterator[list[str] | None]:

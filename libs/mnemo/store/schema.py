@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -23,6 +22,8 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
+
+from mnemo.store.vector_text import FastVector
 
 metadata = MetaData()
 # Okapi BM25's document length: English lexeme occurrences, stop words excluded
@@ -202,7 +203,7 @@ memories = Table(
     Column("user_id", String),
     Column("properties", JSONB, nullable=False),
     Column("content", Text, nullable=False),
-    Column("embedding", Vector(), nullable=False),
+    Column("embedding", FastVector(), nullable=False),
     Column("tsv", TSVECTOR, Computed("to_tsvector('english', content)", persisted=True)),
     Column("tsv_length", Integer, Computed(TOKEN_COUNT, persisted=True)),
     Column("status", String, nullable=False),
@@ -289,7 +290,7 @@ memory_versions = Table(
     # The state as it was, with what search needs to rank it as of then (no re-embedding).
     Column("status", String, nullable=False),
     # None for versions kept before 0006: as-of search uses the memory's current vector.
-    Column("embedding", Vector()),
+    Column("embedding", FastVector()),
     Column("tsv", TSVECTOR, Computed("to_tsvector('english', content)", persisted=True)),
     Column("tsv_length", Integer, Computed(TOKEN_COUNT, persisted=True)),
     Column("event_time", DateTime(timezone=True), nullable=False),

@@ -54,7 +54,11 @@ class IsolationError(MnemoError, ValueError):
         self.errors = errors
 
 
-def tenant_filter(project: str, group: str) -> ColumnElement[bool]:
+# A value, or a parameter bound at execution (statements built once, `store.bounded`).
+Bound = str | BindParameter[str]
+
+
+def tenant_filter(project: Bound, group: Bound) -> ColumnElement[bool]:
     return and_(memories.c.project == project, memories.c.group == group)
 
 
@@ -62,10 +66,21 @@ def memory_owner_filter(
     project: str, group: GroupConfig, user_id: str | None
 ) -> ColumnElement[bool]:
     """Memories one caller may address by id: their own, or those of non-user-scoped topics."""
-    shared = [t.name for t in group.topics if not t.scoping.user_scoped]
+    return owner_filter(project, group.name, shared_topics(group), user_id)
+
+
+def shared_topics(group: GroupConfig) -> tuple[str, ...]:
+    """The group's topics that are not user-scoped."""
+    return tuple(t.name for t in group.topics if not t.scoping.user_scoped)
+
+
+def owner_filter(
+    project: Bound, group: Bound, shared: Sequence[str], user_id: Bound | None
+) -> ColumnElement[bool]:
+    """`memory_owner_filter` over the group's `shared_topics`."""
     own = memories.c.user_id == user_id if user_id is not None else false()
     return and_(
-        tenant_filter(project, group.name),
+        tenant_filter(project, group),
         or_(memories.c.topic.in_(shared), and_(own, memories.c.topic.notin_(shared))),
     )
 

@@ -50,10 +50,8 @@ async def _store(engine: Engine, project: str, user: str) -> dict[str, str]:
     batch = f"test-{uuid.uuid4()}"
     now = engine.deps.clock.now()
     async with engine.db.begin() as tx:
-        await commits.stage(tx, batch, project, "default", candidates, now)
-        await commits.apply(
-            tx, batch, project, group, dict(zip(contents, vectors, strict=True)), now
-        )
+        embeddings = dict(zip(contents, vectors, strict=True))
+        await commits.apply(tx, batch, project, group, candidates, embeddings, now)
     return {m.content: m.id for m in await _search(engine, project, user, "*", "fetch")}
 
 

@@ -90,6 +90,7 @@ async def test_structured_answer_parses_into_the_response_model(
     assert llm.label == "openai-compatible:scripted-model"
     [(name, request)] = server.calls
     assert name == "extract"
+    assert server.authorizations == [f"Bearer {API_KEY}"]
     assert request["model"] == "scripted-model"
     assert request["messages"] == extract.messages(extract_context())
     if mode == "json_schema":

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
-from sqlalchemy import delete, insert, select, text
+from sqlalchemy import bindparam, delete, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from mnemo.embedded.bus.base import Record
@@ -33,6 +33,8 @@ _CLAIM = text("""
     FOR UPDATE SKIP LOCKED
 """)
 
+
+_ACK = delete(bus_records).where(bus_records.c.id == bindparam("id"))  # built once
 
 NOTIFY_CHANNEL = "mnemo_bus"  # Postgres LISTEN/NOTIFY
 
@@ -103,4 +105,4 @@ class PostgresBus:
         self.wakeup.wake(count)
 
     async def ack(self, tx: AsyncConnection, record: Record) -> None:
-        await tx.execute(delete(bus_records).where(bus_records.c.id == record.id))
+        await tx.execute(_ACK, {"id": record.id})
