@@ -19,6 +19,7 @@ from mnemo.api.connections import uvicorn_config
 from mnemo.embedded.processes import spawn_workers
 from mnemo.embedded.startup import start_engine
 from mnemo.gateway.app import create_app
+from mnemo.heap import settle_heap
 from mnemo.settings import Settings
 
 
@@ -38,6 +39,7 @@ async def serve(port: int, data_dir: Path, key_file: Path) -> None:
             access_log=False,
             backlog=4096,
         )
+        settle_heap()  # as `mnemo serve` does
         await asyncio.to_thread(key_file.write_text, secret)  # read once /healthz answers
         await uvicorn.Server(config).serve()
     finally:

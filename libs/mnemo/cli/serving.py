@@ -26,6 +26,7 @@ from mnemo.embedded.postgres_watch import watch_embedded_postgres
 from mnemo.embedded.processes import spawn_workers
 from mnemo.embedded.startup import start_engine
 from mnemo.gateway.app import LOOPBACK_HOSTS, create_app
+from mnemo.heap import settle_heap
 from mnemo.logs import install_repeat_filter
 from mnemo.settings import Settings
 
@@ -125,6 +126,7 @@ async def serve(
         config = uvicorn_config(app, settings, log_level="info")
         install_repeat_filter("uvicorn", "uvicorn.access")  # uvicorn's own handlers
         server = GracefulServer(config)
+        settle_heap()  # after start-up, before the first request (mnemo.heap)
         if workers is not None:
             watches.append(asyncio.create_task(workers.supervise(give_up)))
         await server.serve(sockets=[sock] if sock is not None else None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
 import signal
@@ -16,11 +15,10 @@ from mnemo.core.heartbeat import making_progress
 from mnemo.embedded.startup import start_engine
 from mnemo.embedded.transport import EmbeddedTransport
 from mnemo.embeddings.factory import embedder_from_settings
+from mnemo.heap import settle_heap
 from mnemo.logs import configure_logging
 from mnemo.settings import Settings
 from mnemo.tracing.setup import configure as configure_tracing
-
-GC_THRESHOLD = 10_000  # allocations between young collections (Python's default: 700)
 
 
 async def run_workers(settings: Settings) -> None:
@@ -51,16 +49,6 @@ async def run_workers(settings: Settings) -> None:
         for task in tasks:
             task.cancel()
         await engine.close()
-
-
-def settle_heap() -> None:
-    """Keep the garbage collector off what start-up built (modules, models, compiled
-    statements: hundreds of thousands of objects no run frees), and let it run less often:
-    a run allocates thousands of short-lived objects, and with the defaults collections took
-    3-8% of a worker's time (py-spy, bench section 6). Reference cycles are still freed."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
 
 
 async def _show_progress(ready_file: Path, engine: Engine) -> None:

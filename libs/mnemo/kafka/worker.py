@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import faust
 
+from mnemo.heap import settle_heap
 from mnemo.kafka.channels import UnderReplicated, ensure_channels
 from mnemo.kafka.installation import WrongInstallation
 from mnemo.kafka.runtime import Runtime
@@ -56,5 +57,6 @@ def run_service(create: Callable[[Settings], Stage]) -> None:
     limit = settings.kafka.recovery_stall_seconds
     # Held in this frame for the worker's life: the loop keeps only weak task references.
     watchdog = loop.create_task(watch_recovery(stage.app, stage.rt.service, limit))
+    settle_heap()  # after start-up, before the first record (mnemo.heap)
     worker.execute_from_commandline()
     watchdog.cancel()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -47,17 +48,10 @@ async def find(conn: AsyncConnection, project: str, key: str, now: datetime) -> 
     return KeyRecord(row.run_id, row.fingerprint, row.created_at) if row else None
 
 
-async def claim(tx: AsyncConnection, claims: Sequence[IdempotencyClaim]) -> set[tuple[str, str]]:
-    """Record `claims` (distinct keys); returns the (project, key) pairs this call took.
-
-    A key held by a live claim is not taken; an expired one is taken over. A concurrent
-    uncommitted claim of the same key makes this wait for its outcome.
-    """
-    if not claims:
-        return set()
-    insert = pg_insert(idempotency_keys).values([c.to_row() for c in claims])
+def _claim_statement() -> Any:
+    insert = pg_insert(idempotency_keys)
     new = insert.excluded
-    statement = insert.on_conflict_do_update(
+    return insert.on_conflict_do_update(
         index_elements=[idempotency_keys.c.project, idempotency_keys.c.key],
         set_={
             "fingerprint": new.fingerprint,
@@ -67,7 +61,22 @@ async def claim(tx: AsyncConnection, claims: Sequence[IdempotencyClaim]) -> set[
         },
         where=idempotency_keys.c.expires_at <= new.created_at,
     ).returning(idempotency_keys.c.project, idempotency_keys.c.key)
-    return {(row.project, row.key) for row in await tx.execute(statement)}
+
+
+# Built once and executed with the list of rows (compiled once, whatever their number).
+_CLAIM = _claim_statement()
+
+
+async def claim(tx: AsyncConnection, claims: Sequence[IdempotencyClaim]) -> set[tuple[str, str]]:
+    """Record `claims` (distinct keys); returns the (project, key) pairs this call took.
+
+    A key held by a live claim is not taken; an expired one is taken over. A concurrent
+    uncommitted claim of the same key makes this wait for its outcome.
+    """
+    if not claims:
+        return set()
+    rows = await tx.execute(_CLAIM, [c.to_row() for c in claims])
+    return {(row.project, row.key) for row in rows}
 
 
 async def release(tx: AsyncConnection, claim: IdempotencyClaim) -> None:

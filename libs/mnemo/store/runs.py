@@ -39,10 +39,14 @@ class RunInput:
     redaction: str | None = None
 
 
+_CREATE = insert(runs)
+
+
 async def create(conn: AsyncConnection, rows: Sequence[Mapping[Any, Any]]) -> None:
-    """Insert new run rows (one statement)."""
+    """Insert new run rows (one statement, compiled once: executed with the list of rows,
+    which must all have the same keys)."""
     if rows:
-        await conn.execute(insert(runs).values([dict(row) for row in rows]))
+        await conn.execute(_CREATE, [dict(row) for row in rows])
 
 
 async def get(conn: AsyncConnection, project: str, run_id: str) -> Run | None:

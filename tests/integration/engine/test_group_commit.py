@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
+from sqlalchemy.engine.interfaces import CacheStats
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo.core.engine import Engine
 from mnemo.core.records import RunRecord
 from mnemo.core.transport import TransportUnavailable
+from mnemo.domain.idempotency import IdempotencyClaim
 from mnemo.domain.inputs import AddInput
 from mnemo.embedded.bus.postgres import PostgresBus
 from mnemo.embedded.submitter import PostgresSubmitter, Submission
@@ -123,3 +126,54 @@ async def test_a_full_add_queue_refuses_at_once_with_503(engine: Engine, project
     assert "add queue is full" in refused.value.detail
     release.set()
     await asyncio.gather(writing, waiting)
+
+
+async def test_a_batch_of_any_size_writes_with_statements_compiled_once(
+    engine: Engine, project: str
+) -> None:
+    """The run rows, bus records and idempotency claims of a batch are one statement each
+    whatever the batch's size: a multi-row VALUES compiled anew for every size, a fifth of
+    the server's CPU at 500 adds/s (docs/benchmarks.md)."""
+    submitter = PostgresSubmitter(engine.db, PostgresBus())
+    group = await engine.group(project, "default")
+    now = engine.deps.clock.now()
+    serial = iter(range(1000))
+
+    def submission() -> Submission:
+        i = next(serial)
+        run_id = f"{project}-sized-{i}"
+        record = RunRecord.new(
+            run_id=run_id, project=project, group="default", config=group,
+            input=AddInput.model_validate(says(f"fact {i}")), user_id=f"u{i % 3}",
+            properties={}, root=None, now=now,
+        )  # fmt: skip
+        claim = IdempotencyClaim(
+            project=project, key=f"key-{i}", fingerprint="f", run_id=run_id,
+            created_at=now, expires_at=now + timedelta(hours=1),
+        )  # fmt: skip
+        return Submission(record, claim)
+
+    compiled: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany) -> None:
+        misses = (CacheStats.CACHE_MISS, CacheStats.NO_CACHE_KEY)
+        if statement.lstrip().upper().startswith("INSERT") and context.cache_hit in misses:
+            compiled.append(statement)
+
+    # One row is executed as such, more as a list: each form compiles once.
+    for n in (1, 2):
+        assert await submitter._write([submission() for _ in range(n)]) == [None] * n
+    event.listen(engine.db.sync_engine, "after_cursor_execute", count)
+    try:
+        written = [await submitter._write([submission() for _ in range(n)]) for n in (3, 5, 9)]
+    finally:
+        event.remove(engine.db.sync_engine, "after_cursor_execute", count)
+
+    assert written == [[None] * 3, [None] * 5, [None] * 9]
+    assert compiled == []
+    async with engine.database.db.connect() as conn:
+        stored = await conn.execute(
+            text("SELECT count(*) FROM runs WHERE run_id LIKE :prefix"),
+            {"prefix": f"{project}-sized-%"},
+        )
+        assert stored.scalar_one() == 20
