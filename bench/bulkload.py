@@ -4,8 +4,9 @@ Embedding 100k texts with the local model on this machine takes longer than the 
 budget (measured and reported by `embed_rate`), so the corpus is `distinct` real sentences
 embedded by the model, and every memory is one of them plus a unique suffix, with that
 sentence's vector plus a small random perturbation (renormalised; cosine ~0.98 to the
-original). Rows go in through commits.stage + commits.apply (the commit step's code: one
-INSERT per memory, maintaining the HNSW, GIN and btree indexes), 1000 per transaction.
+original). Rows go in as the rows `commits.apply` writes, 2000 per executemany, through the
+table's triggers (the BM25 postings); section 3 drops the HNSW index during the load and
+builds it after.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from sqlalchemy import insert
 
 from bench.common import sentence
 from mnemo.core.engine import Engine
-from mnemo.domain.memory import Candidate
-from mnemo.store import commits
 from mnemo.store.schema import memories
 
 PROJECT = "default"
@@ -46,31 +45,6 @@ def perturbed(base: np.ndarray, rng: np.random.Generator) -> list[float]:
     noise = rng.standard_normal(base.shape[0]).astype(np.float32)
     vector = base + NOISE * noise / np.linalg.norm(noise)
     return (vector / np.linalg.norm(vector)).tolist()
-
-
-async def load_committed(
-    engine: Engine, texts: list[str], vectors: np.ndarray, start: int, stop: int
-) -> float:
-    """Commit memories start..stop-1 with commits.stage + apply; returns rows/s."""
-    group = await engine.group(PROJECT, "default")
-    rng = np.random.default_rng(start)
-    began = time.perf_counter()
-    batch = 1000
-    for first in range(start, stop, batch):
-        candidates, embeddings = [], {}
-        for i in range(first, min(stop, first + batch)):
-            base = i % len(texts)
-            content = f"{texts[base]} (entry {i})"
-            embeddings[content] = perturbed(vectors[base], rng)
-            candidates.append(
-                Candidate(content=content, topic=TOPIC, user_id=USER, run_id=f"bulk-{first}")
-            )
-        batch_id = f"bulk-{uuid.uuid4()}"
-        now = engine.deps.clock.now()
-        async with engine.database.db.begin() as tx:
-            await commits.stage(tx, batch_id, PROJECT, "default", candidates, now)
-            await commits.apply(tx, batch_id, PROJECT, group, embeddings, now)
-    return (stop - start) / (time.perf_counter() - began)
 
 
 async def load_bulk(

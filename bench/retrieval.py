@@ -1,7 +1,7 @@
 """Retrieval check on the development sets (no LLM): R_any@k of vector, bm25 and hybrid.
 
 Every document is committed as one memory of its user through the commit step's own code
-(commits.stage + commits.apply, with the embedder's vectors), tagged with its id; every
+(`commits.apply`, with the embedder's vectors), tagged with its id; every
 question is searched through `Engine.search` (the API's code path) in each mode; a question
 counts as a hit at k when one of its top-k results carries one of its evidence ids.
 Reported overall and per category, for k = 5 and 10, on BEAM-128K and LoCoMo dev
@@ -161,11 +161,9 @@ async def load(engine: Engine, data: Dataset) -> None:
             ]
             batch_id = f"bench-{uuid.uuid4()}"
             now = engine.deps.clock.now()
+            embeddings = dict(zip(contents, vectors, strict=True))
             async with engine.db.begin() as tx:
-                await commits.stage(tx, batch_id, PROJECT, "default", candidates, now)
-                await commits.apply(
-                    tx, batch_id, PROJECT, group, dict(zip(contents, vectors, strict=True)), now
-                )
+                await commits.apply(tx, batch_id, PROJECT, group, candidates, embeddings, now)
 
 
 async def ranked(engine: Engine, user: str, text: str, mode: str, limit: int) -> Ranked:
