@@ -4,7 +4,8 @@ Start-up builds hundreds of thousands of objects that live as long as the proces
 (modules, the model session, compiled statements, the app's routes), and every full
 collection walked them all again. In the server that was a pause of the event loop, and
 each pause queued the acknowledgements arriving meanwhile: at 500 adds/s on 2 cores the
-add's p99 was 0.4-0.5 s with the defaults, 0.07 s settled (bench section 1, 2026-12-07). In
+add's p99 was 0.38-0.48 s with the defaults, 0.06-0.10 s settled (bench section 1,
+2026-12-07; docs/benchmarks.md). In
 a pipeline worker process, collections took 3-8% of its time (py-spy, bench section 6).
 """
 
