@@ -24,7 +24,6 @@ export MNEMO_KAFKA_BOOTSTRAP_SERVERS="${MNEMO_KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1
 export MNEMO_PORT="${MNEMO_PORT:-8080}"
 METRICS_BASE="${MNEMO_METRICS_BASE_PORT:-9100}"
 LOG_DIR="${MNEMO_LOG_DIR:-$MNEMO_DATA_DIR/logs}"
-mkdir -p "$LOG_DIR"
 
 say() { printf '[run-distributed] %s\n' "$*" >&2; }
 SUPERVISOR=""
@@ -48,6 +47,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+ARGS=(--log-dir "$LOG_DIR" --port "$MNEMO_PORT" --metrics-base "$METRICS_BASE"
+      --gateway-module "${GATEWAY_MODULE:-services.gateway}")
+for pair in ${REPLICAS:-}; do ARGS+=(--replicas "$pair"); done
+ARGS+=(--gateways "${GATEWAYS:-1}")  # GATEWAYS=2: a second gateway on MNEMO_PORT+1
+# Start-up checks before it acts: a busy port stops the script before the broker or Postgres.
+"$PY" -m mnemo.kafka.stack "${ARGS[@]}" --check-ports
+mkdir -p "$LOG_DIR"
+
 if ! PYTHON="$PY" bash deploy/kafka/kafka.sh status >/dev/null 2>&1; then
   PYTHON="$PY" bash deploy/kafka/kafka.sh up
   STARTED_BROKER=1
@@ -59,10 +66,6 @@ if [[ -z "${DATABASE_URL:-${MNEMO_DATABASE_URL:-}}" ]]; then
   EMBEDDED_PG=1
 fi
 
-ARGS=(--log-dir "$LOG_DIR" --port "$MNEMO_PORT" --metrics-base "$METRICS_BASE"
-      --gateway-module "${GATEWAY_MODULE:-services.gateway}")
-for pair in ${REPLICAS:-}; do ARGS+=(--replicas "$pair"); done
-ARGS+=(--gateways "${GATEWAYS:-1}")  # GATEWAYS=2: a second gateway on MNEMO_PORT+1
 say "gateway http://127.0.0.1:$MNEMO_PORT  stage metrics/healthz from :$((METRICS_BASE + 1))"
 "$PY" -m mnemo.kafka.stack "${ARGS[@]}" &
 SUPERVISOR=$!

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import re
 import signal
 import subprocess
@@ -18,7 +17,8 @@ import pytest
 
 from mnemo.kafka.watchdog import RESTART_EXIT_CODE
 from tests.kafka.conftest import GROUP, Cluster
-from tests.kafka.services import ROOT, free_port
+from tests.kafka.services import ROOT
+from tests.support.ports import free_block
 from tests.support.postgres import EmbeddedPostgres
 
 pytestmark = pytest.mark.kafka
@@ -51,7 +51,8 @@ async def test_a_killed_stage_is_restarted_and_work_goes_on(
 ) -> None:
     if "KAFKA_DATA_DIR" not in os.environ:
         pytest.skip("needs the broker this suite runner started (KAFKA_DATA_DIR exported)")
-    port, base = free_port(), random.randrange(30000, 60000, 10)
+    # the gateway on base, the stages' /metrics on base+1 .. base+4
+    port = base = free_block(4)
     env = {k: v for k, v in cluster.services["extractor"].env.items() if k != "MNEMO_METRICS_PORT"}
     env.update(
         PYTHON=sys.executable, MNEMO_PORT=str(port), MNEMO_METRICS_BASE_PORT=str(base),

@@ -10,6 +10,11 @@ stage that crashes is restarted with backoff and reported (`mnemo.supervisor`).
 
 `--gateways N` runs N gateways behind the same topics and database, on `--port`, `--port`+1,
 …: losing one is not an outage while a load balancer (or the client) moves to another.
+
+Every port the stack will listen on is checked before anything starts: a busy one exits
+with status 2 naming the program, the port and the setting to change, instead of a stage
+that crash-loops on its bind. `--check-ports` does only that (the script runs it before it
+starts the broker or Postgres).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
+import sys
 from pathlib import Path
 
 from mnemo.settings import SERVICES
@@ -50,6 +57,36 @@ def programs(
     return out
 
 
+def busy_ports(stack: list[Program]) -> list[str]:
+    """One line per program whose port cannot be bound now ("buffer: port 9102: Address
+    already in use"); empty when every port is free. The probe binds the wildcard address
+    with SO_REUSEADDR, as uvicorn and aiohttp do: a listener on any address, or a connection
+    that holds the port as its local end, makes the real bind fail, and so fails the probe."""
+    out = []
+    for program in stack:
+        port = int(program.env.get("MNEMO_PORT") or program.env["MNEMO_METRICS_PORT"])
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("", port))
+            except OSError as exc:
+                out.append(f"{program.name}: port {port}: {exc.strerror or exc}")
+    return out
+
+
+def check_ports(stack: list[Program]) -> None:
+    """Exit with status 2, naming every busy port and what moves it, if any is busy."""
+    busy = busy_ports(stack)
+    if busy:
+        print(
+            "mnemo.kafka.stack: cannot start, a port is in use:\n  " + "\n  ".join(busy)
+            + "\nstop what uses it, or move the gateway with --port (MNEMO_PORT) and the"
+            " stages with --metrics-base (MNEMO_METRICS_BASE_PORT)",
+            file=sys.stderr,
+        )  # fmt: skip
+        raise SystemExit(2)
+
+
 def parse_replicas(pairs: list[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for pair in pairs:
@@ -68,11 +105,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--metrics-base", type=int, default=9100)
     parser.add_argument("--replicas", action="append", default=[], metavar="STAGE=N")
     parser.add_argument("--gateways", type=int, default=1, choices=range(1, 9), metavar="N")
+    parser.add_argument("--check-ports", action="store_true", help="check the ports, then exit")
     args = parser.parse_args(argv)
     stack = programs(
         args.log_dir, args.gateway_module, args.port, args.metrics_base,
         parse_replicas(args.replicas), args.gateways,
     )  # fmt: skip
+    check_ports(stack)
+    if args.check_ports:
+        return
     raise SystemExit(asyncio.run(Supervisor(stack).run()))
 
 
