@@ -17,7 +17,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -37,6 +36,7 @@ from engram import (
     VectorRetrieval,
 )
 
+from tests.support.ports import free_port
 from tests.support.postgres import EmbeddedPostgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
@@ -98,12 +98,6 @@ def extract(request: dict[str, Any]) -> dict[str, Any]:
     return {"memories": memories}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
 class Served:
     url: str
@@ -117,7 +111,7 @@ def served(
 ) -> Iterator[Served]:
     """`mnemo serve --template engram_quickstart` on a fresh database, as a real process."""
     data_dir = tmp_path_factory.mktemp("serve")
-    port = _free_port()
+    port = free_port()
     with ScriptedLLMServer(echo=True) as llm:
         llm.script("extract", extract)
         env = {

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,22 +13,17 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.ports import free_port
 from tests.support.postgres import EmbeddedPostgres
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_an_unreachable_llm_is_named_at_start_and_by_readyz_and_status(
     postgres: EmbeddedPostgres, tmp_path: Path
 ) -> None:
-    port, dead_llm = _free_port(), f"http://127.0.0.1:{_free_port()}/v1"
+    port, dead_llm = free_port(), f"http://127.0.0.1:{free_port()}/v1"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
     env |= {
         "PYTHONPATH": f"{ROOT / 'libs'}{os.pathsep}{ROOT}",

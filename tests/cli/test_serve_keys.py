@@ -8,7 +8,6 @@ import os
 import pty
 import select
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -21,15 +20,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.ports import free_port
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
@@ -38,7 +33,7 @@ def served(
 ) -> Iterator[tuple[str, Path]]:
     """`mnemo serve` on loopback: (its URL, the file its stdout, and unless `stderr` is
     given its stderr, go to)."""
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "PYTHONPATH": f"{ROOT / 'libs'}{os.pathsep}{ROOT}",

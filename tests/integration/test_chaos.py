@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import httpx
 import psycopg
 import pytest
 
+from tests.support.ports import free_port
 from tests.support.postgres import make_traversable_for_postgres
 from tests.support.scripted_llm import ScriptedLLMServer
 
@@ -65,12 +65,6 @@ class Observed:
 
     def since(self, at: float) -> list[Sample]:
         return [s for s in self.samples if s.at >= at]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_serve(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tarfile
@@ -25,6 +24,7 @@ import pytest
 from mnemo.client.sync import MnemoClient
 from mnemo.store.data_dir import POSTGRES_USER
 from mnemo.store.database import EMBEDDED_POSTGRES_MAJOR, embedded_server
+from tests.support.ports import free_port
 from tests.support.postgres import make_traversable_for_postgres
 
 pytestmark = pytest.mark.integration
@@ -51,12 +51,6 @@ def unpack_legacy_data_dir(data_dir: Path) -> None:
         for folder, dirs, files in os.walk(data_dir / "pg"):
             for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
                 os.chown(name, user.pw_uid, user.pw_gid)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Blocks of consecutive free ports for tests that start several listeners from one base.
+"""Free ports for the listeners tests start, alone or as a block from one base.
 
 A base drawn from the ephemeral range (where the kernel picks the local ends of outgoing
 connections) can be taken by any connection before the listener binds it: a CI run's stage
@@ -9,6 +9,8 @@ from __future__ import annotations
 import random
 import socket
 from pathlib import Path
+
+_given: set[int] = set()  # handed out by this process: a port not yet bound probes free
 
 
 def ephemeral_low() -> int:
@@ -34,6 +36,13 @@ def free_block(n: int) -> int:
     high = ephemeral_low() - n - 1
     for _ in range(200):
         base = random.randrange(10000, high)
-        if all(bindable(base + i) for i in range(n + 1)):
+        block = range(base, base + n + 1)
+        if not _given.intersection(block) and all(bindable(port) for port in block):
+            _given.update(block)
             return base
     raise RuntimeError(f"no {n + 1} consecutive free ports between 10000 and {high}")
+
+
+def free_port() -> int:
+    """A port free now, below the ephemeral range, not handed out before by this process."""
+    return free_block(0)

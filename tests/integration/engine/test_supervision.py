@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from mnemo.cli import serving as serve_module
 from mnemo.core.readiness import Check
 from mnemo.embedded.processes import WorkerProcesses
 from mnemo.settings import Settings
+from tests.support.ports import free_port
 from tests.support.postgres import EmbeddedPostgres
 
 pytestmark = pytest.mark.integration
@@ -81,12 +81,6 @@ async def test_five_deaths_within_a_minute_make_the_supervisor_give_up(tmp_path:
     assert reasons[0].startswith("worker processes died 5 times within 60 s")
     assert workers.restarts == 4
     assert workers.check() == Check("worker_processes", False, reasons[0])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def test_serve_exits_with_an_error_when_its_workers_keep_dying(

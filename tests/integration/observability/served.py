@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -29,12 +30,6 @@ class Served:
         return httpx.Client(
             base_url=self.url, timeout=70, headers={"Authorization": f"Bearer {self.key}"}
         )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -17,16 +16,11 @@ from mnemo import __version__
 from mnemo.store.backup import plain_url
 from mnemo.store.database import connect
 from mnemo.store.schema_release import DatabaseTooNew
+from tests.support.ports import free_port
 from tests.support.postgres import EmbeddedPostgres
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def sql(url: str, statement: str) -> list[tuple[object, ...]]:
