@@ -4,7 +4,8 @@ pipeline (`related.combined_step` says when).
 The extract step then defers its call: the batch keeps its input and transform_with_context,
 which runs in the committer in the scope's order (run N+1 after run N's commit), extracts
 it here. The scope's committed memories nearest to the input (its vector; up to the step's
-`context_limit`) are shown to the extract prompt (`prompts.extract_reconcile`); the answer
+`context_limit`, all of them without embedding the input when the scope has no more) are
+shown to the extract prompt (`prompts.extract_reconcile`); the answer
 holds both the memories to create and a verdict per shown memory. transform_with_context
 then asks only about memories close to a candidate (its `min_similarity` floor) that the
 call did not see, which takes a second call; when the call saw every memory of the scope,
@@ -68,29 +69,48 @@ async def combined_context(
 ) -> tuple[combined_prompt.Context, dict[str, Memory]] | None:
     """The combined call's context and the memories it shows: the input's nearest memories
     of the scope (`context_limit`), the farthest left out until the prompt fits; None to
-    extract alone (the scope has none, or not even the nearest fits)."""
+    extract alone (the scope has none, or not even the nearest fits).
+
+    A scope with at most `context_limit` memories shows them all, newest first, without
+    embedding the input: they are its nearest whatever it says. The input is embedded only
+    to rank a larger scope, or to choose what to leave out when they do not all fit."""
+    whole = await related.whole_scope(deps, group, step, batch)
+    if whole is not None:
+        batch.reconciled_whole_scope = True  # shown in full below, or nothing to show
+        if not whole:
+            return None
+        combined = _combined(context, whole, step)
+        if combined_prompt.size(combined) <= deps.settings.extract_reconcile_max_chars:
+            return combined, {m.id: m for m in whole}
+        batch.reconciled_whole_scope = False
     text = "\n".join(u.text for u in context.units)
     vectors = await deps.embedder.embed([text])
     found = await related_to(deps, group, step, batch, vectors)
     batch.reconciled_whole_scope = not found  # an empty scope: nothing to reconcile with
     nearest = [m for m, _ in sorted(found.values(), key=lambda mc: mc[1], reverse=True)]
     while nearest:
-        combined = combined_prompt.Context(
-            extract=context,
-            existing=[
-                twc_prompt.ExistingMemory(
-                    id=m.id, topic=m.topic, content=m.content, event_time=m.event_time_end
-                )
-                for m in nearest
-            ],
-            reconcile_instructions=step.instructions,
-        )
+        combined = _combined(context, nearest, step)
         if combined_prompt.size(combined) <= deps.settings.extract_reconcile_max_chars:
             # Fewer than the limit found: the search returned the scope's every memory.
             batch.reconciled_whole_scope = len(nearest) == len(found) < step.context_limit
             return combined, {m.id: m for m in nearest}
         nearest.pop()  # transform_with_context asks about it, if it is close
     return None
+
+
+def _combined(
+    context: extract_prompt.Context, shown: list[Memory], step: TransformWithContextStep
+) -> combined_prompt.Context:
+    return combined_prompt.Context(
+        extract=context,
+        existing=[
+            twc_prompt.ExistingMemory(
+                id=m.id, topic=m.topic, content=m.content, event_time=m.event_time_end
+            )
+            for m in shown
+        ],
+        reconcile_instructions=step.instructions,
+    )
 
 
 def apply(

@@ -7,6 +7,8 @@ Shared by transform_with_context (close to the new candidates) and the combined 
 
 from __future__ import annotations
 
+from sqlalchemy import ColumnElement, select
+
 from mnemo.contracts.llm import produced_by
 from mnemo.deps import Deps
 from mnemo.domain.batch import Batch
@@ -18,7 +20,7 @@ from mnemo.domain.search import MemoryQuery, TopicSelector
 from mnemo.llm.offline.text import normalized
 from mnemo.prompts import transform_with_context as twc_prompt
 from mnemo.store.database import AUTOCOMMIT_READS
-from mnemo.store.rows import memory_from_row
+from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
 from mnemo.store.search import vector_search
 from mnemo.store.tenancy import visible_memories
 
@@ -57,6 +59,43 @@ def selectors(group: GroupConfig, batch: Batch) -> tuple[TopicSelector, ...]:
     )
 
 
+def _scope(
+    group: GroupConfig, step: TransformWithContextStep, batch: Batch
+) -> ColumnElement[bool] | None:
+    """The filter of the batch's reconcilable memories; None when it can address none."""
+    chosen = selectors(group, batch)
+    if not chosen:
+        return None
+    query = MemoryQuery(
+        project=batch.project,
+        group=group.name,
+        topics=chosen,
+        user_id=batch.user_id,
+        limit=step.context_limit,
+    )
+    return visible_memories(query, group)
+
+
+async def whole_scope(
+    deps: Deps, group: GroupConfig, step: TransformWithContextStep, batch: Batch
+) -> list[Memory] | None:
+    """Every committed memory of the batch's scope (reconcilable topics), newest first, when
+    there are at most `step.context_limit`: all of them are the nearest, whatever the input,
+    so nothing needs embedding to choose them. None when there are more."""
+    where = _scope(group, step, batch)
+    if where is None:
+        return []
+    # No ORDER BY: the scan stops after limit + 1 rows, however large the scope.
+    stmt = select(*MEMORY_COLUMNS).where(where).limit(step.context_limit + 1)
+    async with deps.db.connect() as conn:
+        await conn.execution_options(isolation_level=AUTOCOMMIT_READS)
+        rows = (await conn.execute(stmt)).all()
+    if len(rows) > step.context_limit:
+        return None
+    found = [memory_from_row(row) for row in rows]
+    return sorted(found, key=lambda m: (m.updated_at, m.id), reverse=True)
+
+
 async def related_to(
     deps: Deps,
     group: GroupConfig,
@@ -66,17 +105,9 @@ async def related_to(
 ) -> dict[str, tuple[Memory, float]]:
     """Committed memories of the batch's scope (reconcilable topics) closest to any of
     `vectors` (`step.context_limit` each), with the highest cosine similarity to one."""
-    chosen = selectors(group, batch)
-    if not chosen or not vectors:
+    where = _scope(group, step, batch)
+    if where is None or not vectors:
         return {}
-    query = MemoryQuery(
-        project=batch.project,
-        group=group.name,
-        topics=chosen,
-        user_id=batch.user_id,
-        limit=step.context_limit,
-    )
-    where = visible_memories(query, group)
     found: dict[str, tuple[Memory, float]] = {}
     async with deps.db.connect() as conn:
         await conn.execution_options(isolation_level=AUTOCOMMIT_READS)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +24,32 @@ DARK, LIGHT, LISBON = "User prefers dark mode.", "User prefers light mode.", "Us
 KEEP = {"existing": [], "new": [{"index": 0, "action": "keep"}]}
 
 
+class RecordingEmbedder(HashEmbedder):
+    """The hash embedder, keeping every text it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.texts += texts
+        return await super().embed(texts)
+
+
 @contextlib.asynccontextmanager
 async def started(
-    postgres: EmbeddedPostgres, llm: ScriptedLLMServer, tmp_path: Path, max_chars: int
+    postgres: EmbeddedPostgres,
+    llm: ScriptedLLMServer,
+    tmp_path: Path,
+    max_chars: int,
+    embedder: HashEmbedder | None = None,
 ) -> AsyncIterator[Engine]:
     settings = engine_settings(
         postgres.new_database(), tmp_path, extract_reconcile_max_chars=max_chars
     )
-    engine = await start_engine(settings, llm=scripted_client(llm), embedder=HashEmbedder())
+    engine = await start_engine(
+        settings, llm=scripted_client(llm), embedder=embedder or HashEmbedder()
+    )
     try:
         yield engine
     finally:
@@ -187,3 +205,40 @@ async def test_the_combined_call_runs_in_the_scope_order_after_the_earlier_commi
     [memory] = await listing(combined, project, user_id="o")
     assert (memory.id, memory.content) == (dark, second)
     assert calls(llm)["transform_with_context"] == 0
+
+
+async def test_a_small_scope_is_shown_whole_newest_first_without_embedding_the_input(
+    postgres: EmbeddedPostgres, llm: ScriptedLLMServer, tmp_path: Path, project: str
+) -> None:
+    recorder, bright = RecordingEmbedder(), "User likes bright screens."
+    async with started(postgres, llm, tmp_path, 6000, recorder) as engine:
+        for fact in (DARK, LISBON):
+            await add_and_wait(
+                engine, project, {"user_id": "w", "input": facts(("UserKnowledge", fact))}
+            )
+        recorder.texts.clear()
+        llm.script("extract_reconcile", answer([bright], []))
+        run = await add_and_wait(engine, project, {"user_id": "w", "input": says(LIGHT)})
+    assert run.status == "completed", run.error
+    [request] = llm.calls_for("extract_reconcile")
+    assert [m["content"] for m in body_of(request)["existing"]] == [LISBON, DARK]
+    assert not any(LIGHT in text for text in recorder.texts)  # the input: never embedded
+    assert bright in recorder.texts  # the new memory, at commit
+    assert calls(llm)["transform_with_context"] == 0  # the call saw the whole scope
+
+
+async def test_a_scope_past_the_context_limit_shows_the_input_s_nearest(
+    postgres: EmbeddedPostgres, llm: ScriptedLLMServer, tmp_path: Path, project: str
+) -> None:
+    recorder = RecordingEmbedder()
+    many = [f"User visited city number {i}." for i in range(11)]  # context_limit is 10
+    async with started(postgres, llm, tmp_path, 6000, recorder) as engine:
+        items = [("UserKnowledge", fact) for fact in many]
+        await add_and_wait(engine, project, {"user_id": "m", "input": facts(*items)})
+        recorder.texts.clear()
+        llm.script("extract_reconcile", answer([LIGHT], []))
+        run = await add_and_wait(engine, project, {"user_id": "m", "input": says(LIGHT)})
+    assert run.status == "completed", run.error
+    [request] = llm.calls_for("extract_reconcile")
+    assert len(body_of(request)["existing"]) == 10
+    assert any(LIGHT in text for text in recorder.texts[:1])  # the input, to rank them
