@@ -7,8 +7,9 @@ crash-looped so. Blocks are drawn below that range, and each port is probed befo
 from __future__ import annotations
 
 import random
-import socket
 from pathlib import Path
+
+from mnemo.kafka.stack import bind_error
 
 _given: set[int] = set()  # handed out by this process: a port not yet bound probes free
 
@@ -21,23 +22,13 @@ def ephemeral_low() -> int:
         return 32768
 
 
-def bindable(port: int) -> bool:
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("", port))
-        except OSError:
-            return False
-    return True
-
-
 def free_block(n: int) -> int:
     """A base whose ports base .. base+n are all free now, below the ephemeral range."""
     high = ephemeral_low() - n - 1
     for _ in range(200):
         base = random.randrange(10000, high)
         block = range(base, base + n + 1)
-        if not _given.intersection(block) and all(bindable(port) for port in block):
+        if not _given.intersection(block) and all(bind_error(port) is None for port in block):
             _given.update(block)
             return base
     raise RuntimeError(f"no {n + 1} consecutive free ports between 10000 and {high}")

@@ -57,20 +57,29 @@ def programs(
     return out
 
 
+def bind_error(port: int) -> str | None:
+    """Why a listener could not bind `port` now ("Address already in use"), or None. The
+    probe binds the wildcard address with SO_REUSEADDR, as uvicorn and aiohttp do: a
+    listener on any address, or a connection that holds the port as its local end, makes
+    the real bind fail, and so fails the probe."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("", port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
 def busy_ports(stack: list[Program]) -> list[str]:
     """One line per program whose port cannot be bound now ("buffer: port 9102: Address
-    already in use"); empty when every port is free. The probe binds the wildcard address
-    with SO_REUSEADDR, as uvicorn and aiohttp do: a listener on any address, or a connection
-    that holds the port as its local end, makes the real bind fail, and so fails the probe."""
+    already in use"); empty when every port is free."""
     out = []
     for program in stack:
         port = int(program.env.get("MNEMO_PORT") or program.env["MNEMO_METRICS_PORT"])
-        with socket.socket() as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind(("", port))
-            except OSError as exc:
-                out.append(f"{program.name}: port {port}: {exc.strerror or exc}")
+        error = bind_error(port)
+        if error is not None:
+            out.append(f"{program.name}: port {port}: {error}")
     return out
 
 
