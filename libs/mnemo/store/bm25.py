@@ -44,7 +44,7 @@ B = 0.75
 RANK_PLACES = 9
 
 
-def _lexemes(text_: str) -> TableValuedAlias:
+def lexemes_of(text_: str) -> TableValuedAlias:
     """The text's distinct English lexemes as rows of `lexeme` (a table-valued function)."""
     return (
         func.unnest(func.tsvector_to_array(func.to_tsvector("english", text_)))
@@ -57,7 +57,7 @@ def _or_query(text_: str) -> ColumnElement[Any]:
     """Any of the text's English lexemes. Each is quoted (URLs and odd tokens stay literal)
     and parsed with the `simple` config so it is not stemmed twice; a text without lexemes
     (e.g. only punctuation or stop words) gives an empty query that matches nothing."""
-    lexeme = _lexemes(text_)
+    lexeme = lexemes_of(text_)
     joined = (
         select(func.string_agg(func.quote_literal(lexeme.c.lexeme), " | "))
         .select_from(lexeme)
@@ -85,7 +85,7 @@ def on_terms(where: ColumnElement[bool]) -> ColumnElement[bool]:
 
 def indexed_postings(where: ColumnElement[bool], text_: str) -> Select[Any]:
     """The scope's postings of the query's lexemes, from `memory_terms`."""
-    lexeme = _lexemes(text_)
+    lexeme = lexemes_of(text_)
     terms = select(func.left(lexeme.c.lexeme, TERM_CHARS)).select_from(lexeme).scalar_subquery()
     return select(
         memory_terms.c.memory_id.label("id"),
@@ -124,18 +124,31 @@ def document_postings(where: ColumnElement[bool], text_: str) -> Select[Any]:
     ).select_from(matched.join(lexemes, true()))
 
 
+def idf_of(df: ColumnElement[Any], corpus: CorpusStats) -> ColumnElement[Any]:
+    """A term's idf from its document frequency `df` (float) in the filtered scope."""
+    # N may lag a cached scope; it can never be below a term's document frequency.
+    documents = func.greatest(literal(float(corpus.documents)), df)
+    return func.ln(1 + (documents - df + 0.5) / (df + 0.5))
+
+
+def posting_score(
+    idf: ColumnElement[Any], tf: ColumnElement[Any], dl: ColumnElement[Any], corpus: CorpusStats
+) -> ColumnElement[Any]:
+    """One posting's BM25 contribution (tf and dl as floats): below idf * (k1 + 1), since
+    tf / (tf + K) < 1 for any K > 0 (the bound store/bm25_topk.py prunes with)."""
+    average = max(corpus.average_length, 1.0)
+    norm = tf + K1 * (1 - B + B * dl / average)
+    return idf * tf * (K1 + 1) / norm
+
+
 def ranked(postings: Select[Any], limit: int, corpus: CorpusStats) -> Select[Any]:
     """Rows (MEMORY_COLUMNS + bm25) of the `limit` best-scoring memories among `postings`
     (columns id, lexeme, tf, dl, updated_at), best first; ties go to the newest."""
     rows = postings.subquery("postings")
     df = cast(over(func.count(), partition_by=rows.c.lexeme), Float)
     counted = select(rows, df.label("df")).subquery("counted")
-    # N may lag a cached scope; it can never be below a term's document frequency.
-    documents = func.greatest(literal(float(corpus.documents)), counted.c.df)
-    idf = func.ln(1 + (documents - counted.c.df + 0.5) / (counted.c.df + 0.5))
-    average = max(corpus.average_length, 1.0)
-    norm = counted.c.tf + K1 * (1 - B + B * counted.c.dl / average)
-    score = func.sum(idf * counted.c.tf * (K1 + 1) / norm)
+    idf = idf_of(counted.c.df, corpus)
+    score = func.sum(posting_score(idf, counted.c.tf, counted.c.dl, corpus))
     # Ranked on the score rounded to 9 places: the two posting sources sum a memory's terms
     # in different orders, and the last bits of equal scores must not decide their order.
     rank = func.round(cast(score, Numeric), RANK_PLACES)

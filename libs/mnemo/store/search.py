@@ -25,6 +25,7 @@ from mnemo.domain.memory import Memory
 from mnemo.domain.search import MemoryQuery
 from mnemo.store.as_of import reading_at
 from mnemo.store.bm25 import bm25_search, squash
+from mnemo.store.bm25_topk import pruned_search
 from mnemo.store.corpus_stats import CorpusStatsCache
 from mnemo.store.rows import MEMORY_COLUMNS, memory_from_row
 from mnemo.store.schema import memories
@@ -60,9 +61,16 @@ async def keyword_search(
     indexed: bool = True,
 ) -> list[tuple[Hit, float]]:
     """Raw BM25 scores (>= 0); bm25 mode squashes them into [0, 1) for the caller.
-    `indexed`: read the postings table (False for as-of reads; see store/bm25.py)."""
+    `indexed`: read the postings table, with the pruned top-k (store/bm25_topk.py) in a
+    scope large enough to cache its statistics; False for as-of reads, which rank the
+    documents themselves (store/bm25.py)."""
     corpus = await corpus_stats.get(conn, where)
-    return await bm25_search(conn, where, text_, limit, corpus, indexed)
+    if not indexed or corpus.documents < corpus_stats.min_cached_documents:
+        # A small scope ranks all its postings in one statement faster than pruning's two.
+        return await bm25_search(conn, where, text_, limit, corpus, indexed)
+    ranked = await pruned_search(conn, where, text_, limit, corpus)
+    corpus_stats.learn(where, corpus, ranked.counted)
+    return ranked.hits
 
 
 def standardise(ranked: list[tuple[Hit, float]]) -> dict[str, float]:
